@@ -1,0 +1,49 @@
+/** String codes for every expected failure. Add a code here before using it. */
+export type ErrorCode =
+  | 'CONFIG_INVALID'
+  | 'USAGE'
+  | 'SKILL_NOT_FOUND'
+  | 'SKILL_INVALID'
+  | 'SKILL_TOO_LARGE'
+  | 'FILE_NOT_FOUND'
+  | 'PATH_OUTSIDE_SKILL'
+  | 'PATH_INVALID'
+  | 'FILE_TOO_LARGE'
+  | 'SCRIPT_NOT_FOUND'
+  | 'RUNNER_UNSUPPORTED'
+  | 'INPUT_INVALID'
+  | 'SANDBOX_DENIED'
+  | 'SANDBOX_PROFILE_INVALID'
+  | 'SANDBOX_FAILED'
+  | 'APPROVAL_DENIED'
+  | 'POLICY_DENIED'
+  | 'STALE_BINDING'
+  | 'AUDIT_FAILED'
+  | 'AUDIT_CHAIN_BROKEN'
+  | 'KEY_INVALID'
+  | 'INTERNAL';
+
+export interface SkillsErrorOptions {
+  /** What the user or model can do about it. */
+  hint?: string;
+  cause?: unknown;
+  /** Extra structured detail, safe to show (no secrets, no host paths the client need not see). */
+  details?: Record<string, unknown>;
+}
+
+/** The one error type for expected failures. */
+export class SkillsError extends Error {
+  override readonly name = 'SkillsError';
+  readonly code: ErrorCode;
+  readonly hint: string | undefined;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message: string, options: SkillsErrorOptions = {}) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+    this.code = code;
+    this.hint = options.hint;
+    this.details = options.details;
+  }
+}
+
+export const isSkillsError = (e: unknown): e is SkillsError => e instanceof SkillsError;
