@@ -2,9 +2,15 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
-const sdk = { group: ['@modelcontextprotocol/*'], message: 'The MCP SDK belongs in src/mcp and src/transport only.' };
+const sdk = {
+  group: ['@modelcontextprotocol/*'],
+  message: 'The MCP SDK belongs in src/mcp and src/transport only.',
+};
 const up = (...dirs) =>
-  dirs.map((d) => ({ group: [`../${d}/*`, `../${d}/**`], message: `Imports point one way (DESIGN §3): no import of ${d}/ here.` }));
+  dirs.map((d) => ({
+    group: [`../${d}/*`, `../${d}/**`],
+    message: `Imports point one way (DESIGN §3): no import of ${d}/ here.`,
+  }));
 
 export default tseslint.config(
   { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'bench/results/**', 'coverage/**'] },
@@ -25,16 +31,34 @@ export default tseslint.config(
       'no-console': 'error',
       'no-restricted-properties': [
         'error',
-        { object: 'process', property: 'stdout', message: 'stdout is the protocol: only src/cli may write to it.' },
+        {
+          object: 'process',
+          property: 'stdout',
+          message: 'stdout is the protocol: only src/cli may write to it.',
+        },
         { object: 'process', property: 'exit', message: 'Only src/cli exits.' },
         { object: 'process', property: 'argv', message: 'Only src/cli reads argv.' },
       ],
     },
   },
-  { files: ['src/{skills,gate,sandbox,audit,config}/**/*.ts', 'src/errors.ts', 'src/log.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('runner', 'mcp', 'transport', 'cli')] }] } },
-  { files: ['src/runner/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('mcp', 'transport', 'cli')] }] } },
-  { files: ['src/mcp/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: up('transport', 'cli') }] } },
-  { files: ['src/transport/**/*.ts'], rules: { 'no-restricted-imports': ['error', { patterns: up('cli') }] } },
+  {
+    files: ['src/{skills,gate,sandbox,audit,config}/**/*.ts', 'src/errors.ts', 'src/log.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [sdk, ...up('runner', 'mcp', 'transport', 'cli')] }],
+    },
+  },
+  {
+    files: ['src/runner/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('mcp', 'transport', 'cli')] }] },
+  },
+  {
+    files: ['src/mcp/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: up('transport', 'cli') }] },
+  },
+  {
+    files: ['src/transport/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: up('cli') }] },
+  },
   {
     files: ['test/**/*.ts', 'bench/**/*.ts'],
     rules: {
