@@ -1,0 +1,16 @@
+import type { ConfigInput } from '../config/config-schema.js';
+
+/** Picks SKILLS_MCP_* variables into partial config. The only place env names are mapped. */
+export function configFromEnv(env: NodeJS.ProcessEnv): { values: Partial<ConfigInput>; configFile?: string } {
+  const values: Record<string, unknown> = {};
+  if (env.SKILLS_MCP_SKILLS) values.skills = env.SKILLS_MCP_SKILLS.split(':').filter(Boolean);
+  if (env.SKILLS_MCP_TOOLS) values.tools = env.SKILLS_MCP_TOOLS;
+  if (env.SKILLS_MCP_WORKSPACE) values.workspace = env.SKILLS_MCP_WORKSPACE;
+  if (env.SKILLS_MCP_AUDIT) values.audit = env.SKILLS_MCP_AUDIT;
+  if (env.SKILLS_MCP_LOG_LEVEL) values.log_level = env.SKILLS_MCP_LOG_LEVEL;
+  if (env.SKILLS_MCP_NO_ELICITATION === '1' || env.SKILLS_MCP_NO_ELICITATION === 'true')
+    values.elicitation = false;
+  return env.SKILLS_MCP_CONFIG
+    ? { values: values, configFile: env.SKILLS_MCP_CONFIG }
+    : { values: values };
+}

@@ -1,0 +1,46 @@
+import { runClientConfig } from './client-config.js';
+import { HELP } from './help.js';
+import type { CliIo, ExitCode } from './io.js';
+import { runLint } from './lint.js';
+import { runList } from './list.js';
+import { runServe } from './serve.js';
+import { packageVersion } from './version.js';
+
+/** Dispatches a command. Returns the exit code; never calls process.exit itself. */
+export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStream): Promise<ExitCode> {
+  const [first, ...rest] = argv;
+  if (first === '--version' || first === '-v') {
+    io.out(`${packageVersion()}\n`);
+    return 0;
+  }
+  if (first === '--help' || first === '-h' || first === 'help') {
+    io.out(`${HELP.main}\n`);
+    return 0;
+  }
+  try {
+    switch (first) {
+      case 'lint':
+        return runLint(rest, io);
+      case 'list':
+        return runList(rest, io);
+      case 'config':
+        return runClientConfig(rest, io);
+      case 'serve':
+        return await runServe(rest, io, stdin);
+      default:
+        if (first !== undefined && !first.startsWith('-')) {
+          io.err(`skills-mcp: unknown command "${first}"\n\n${HELP.main}\n`);
+          return 2;
+        }
+        return await runServe(argv, io, stdin);
+    }
+  } catch (e) {
+    if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) {
+      io.err(
+        `skills-mcp: ${e.message}\nRun "skills-mcp ${first !== undefined && !first.startsWith('-') ? `${first} ` : ''}--help" for usage.\n`,
+      );
+      return 2;
+    }
+    throw e;
+  }
+}

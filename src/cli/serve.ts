@@ -1,0 +1,95 @@
+import { parseArgs } from 'node:util';
+import type { ConfigInput } from '../config/config-schema.js';
+import { createLogger } from '../log.js';
+import { createSkillsServer } from '../mcp/create-server.js';
+import { loadCatalog, type Catalog } from '../skills/catalog.js';
+import { watchCatalog } from '../skills/watch-catalog.js';
+import { serveOverStdio } from '../transport/stdio.js';
+import { HELP } from './help.js';
+import type { CliIo, ExitCode } from './io.js';
+import { defined, resolveConfig } from './resolve-config.js';
+import { packageVersion } from './version.js';
+
+export const SERVE_OPTIONS = {
+  skills: { type: 'string', multiple: true },
+  config: { type: 'string' },
+  tools: { type: 'string' },
+  workspace: { type: 'string' },
+  audit: { type: 'string' },
+  'no-elicitation': { type: 'boolean' },
+  'no-watch': { type: 'boolean' },
+  'log-level': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+export async function runServe(args: string[], io: CliIo, stdin: NodeJS.ReadableStream): Promise<ExitCode> {
+  const { values } = parseArgs({ args, options: SERVE_OPTIONS, allowPositionals: false, strict: true });
+  if (values.help) {
+    io.err(`${HELP.serve}\n`);
+    return 0;
+  }
+  const flags = defined({
+    skills: values.skills,
+    tools: values.tools,
+    workspace: values.workspace,
+    audit: values.audit,
+    log_level: values['log-level'],
+    elicitation: values['no-elicitation'] ? false : undefined,
+    watch: values['no-watch'] ? false : undefined,
+  }) as Partial<ConfigInput>;
+  const loaded = resolveConfig(io, flags, values.config);
+  if (loaded === undefined) return 2;
+  const { config } = loaded;
+  if (config.skills.length === 0) {
+    io.err(
+      'skills-mcp: no skills folder given.\n  Pass --skills DIR (repeatable), set SKILLS_MCP_SKILLS, or list `skills:` in skills-mcp.yaml.\n',
+    );
+    return 2;
+  }
+  const log = createLogger(config.log_level);
+  let catalog: Catalog = loadCatalog(config.skills);
+  const missing = catalog.findings.filter((f) => f.rule === 'root-missing');
+  if (missing.length > 0) {
+    io.err(
+      `skills-mcp: invalid configuration\n${missing.map((f) => `  skills: ${f.path}: ${f.message}`).join('\n')}\n`,
+    );
+    return 2;
+  }
+  for (const f of catalog.findings) log.warn({ path: f.path, line: f.line, rule: f.rule }, f.message);
+  log.info({ count: catalog.skills.length, roots: config.skills, config: loaded.file }, 'skills loaded');
+
+  const server = createSkillsServer({ catalog: () => catalog, config, log, version: packageVersion() });
+  const watcher = config.watch
+    ? watchCatalog({
+        roots: config.skills,
+        load: () => loadCatalog(config.skills),
+        current: () => catalog,
+        onChange: (next, diff) => {
+          catalog = next;
+          server.catalogChanged(diff);
+        },
+        log,
+      })
+    : undefined;
+  const serving = serveOverStdio(() => server.build(), { stdin, log });
+  if (io.stdinIsTTY) {
+    io.err(
+      `skills-mcp ${packageVersion()} is serving ${catalog.skills.length} skills over stdio.\n` +
+        'It is an MCP server: a client starts it and talks to it on stdin/stdout. To connect one, print a\n' +
+        'config snippet with `skills-mcp config claude-desktop` (or cursor, cline, vscode, claude-code).\n' +
+        'Press Ctrl+C to stop.\n',
+    );
+  }
+  const stop = (signal: string) => {
+    log.info({ signal }, 'stopping');
+    void serving.close();
+  };
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+  await serving.closed;
+  watcher?.close();
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  log.info('stopped');
+  return 0;
+}

@@ -1,0 +1,74 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, isAbsolute, resolve } from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import type * as z from 'zod';
+import { SkillsError } from '../errors.js';
+import { ConfigSchema, type Config, type ConfigInput } from './config-schema.js';
+
+export const DEFAULT_CONFIG_FILE = 'skills-mcp.yaml';
+
+export interface ConfigSources {
+  /** `--config FILE`; else `./skills-mcp.yaml` in `cwd` when present. */
+  file?: string;
+  /** Values from SKILLS_MCP_* variables (already picked by the CLI). */
+  env?: Partial<ConfigInput>;
+  /** Values from flags. */
+  flags?: Partial<ConfigInput>;
+  cwd: string;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  /** The config file read, if any. */
+  file?: string;
+}
+
+/** Turns zod issues into `path: message` lines. */
+export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string[] {
+  return issues.map((i) => `${prefix}${i.path.length === 0 ? '(root)' : i.path.join('.')}: ${i.message}`);
+}
+
+/** Reads and layers the configuration. Throws CONFIG_INVALID whose `details.lines` are `path: message` lines. */
+export function loadConfig(src: ConfigSources): LoadedConfig {
+  const explicit = src.file !== undefined;
+  const file = explicit ? resolve(src.cwd, src.file!) : resolve(src.cwd, DEFAULT_CONFIG_FILE);
+  let fromFile: Record<string, unknown> = {};
+  const haveFile = existsSync(file);
+  if (explicit && !haveFile) throw invalid([`${file}: config file not found`]);
+  if (haveFile) fromFile = readConfigFile(file);
+  const merged = { ...fromFile, ...src.env, ...src.flags };
+  const parsed = ConfigSchema.safeParse(merged);
+  if (!parsed.success) throw invalid(formatIssues(parsed.error.issues, haveFile ? `${file}: ` : ''));
+  const config = parsed.data;
+  // Paths from the file are relative to the file; paths from env and flags to the working directory.
+  const base = (key: 'skills' | 'workspace' | 'audit') =>
+    src.flags?.[key] !== undefined || src.env?.[key] !== undefined || !haveFile ? src.cwd : dirname(file);
+  const abs = (key: 'skills' | 'workspace' | 'audit', p: string) =>
+    isAbsolute(p) ? p : resolve(base(key), p);
+  config.skills = config.skills.map((p) => abs('skills', p));
+  if (config.workspace !== undefined) config.workspace = abs('workspace', config.workspace);
+  if (config.audit !== undefined) config.audit = abs('audit', config.audit);
+  return haveFile ? { config, file } : { config };
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let data: unknown;
+  try {
+    data = parseYaml(readFileSync(file, 'utf8'));
+  } catch (e) {
+    const line = e instanceof YAMLParseError ? e.linePos?.[0]?.line : undefined;
+    const msg = e instanceof Error ? (e.message.split('\n')[0] ?? e.message) : String(e);
+    throw invalid([`${file}${line === undefined ? '' : `:${line}`}: invalid YAML: ${msg}`]);
+  }
+  if (data === null || data === undefined) return {};
+  if (typeof data !== 'object' || Array.isArray(data))
+    throw invalid([`${file}: (root): expected a mapping of settings`]);
+  return data as Record<string, unknown>;
+}
+
+function invalid(lines: string[]): SkillsError {
+  return new SkillsError('CONFIG_INVALID', lines.join('\n'), {
+    details: { lines },
+    hint: 'Fix the settings above; `skills-mcp --help` lists every option.',
+  });
+}

@@ -1,0 +1,28 @@
+import type { Catalog } from '../skills/catalog.js';
+
+const MAX_LISTED = 200;
+
+const firstSentence = (text: string): string => {
+  const line = text.replace(/\s+/g, ' ').trim();
+  const cut = line.search(/[.!?](\s|$)/);
+  const s = cut === -1 ? line : line.slice(0, cut + 1);
+  return s.length > 120 ? `${s.slice(0, 119)}…` : s;
+};
+
+/** The server's `instructions`: how to use it, and a compact skill index (hosts may hide tool descriptions). */
+export function serverInstructions(catalog: Catalog, compact: boolean): string {
+  const how = compact
+    ? 'Call list_skills to see every skill, then load_skill {skill} for its instructions; read its files with read_skill_file.'
+    : "Each skill is a tool: call it to get the skill's instructions and file index; read its files with read_skill_file.";
+  const lines = [
+    `This server provides Agent Skills: task-specific instructions with scripts and reference files. ${how}`,
+    '',
+    'Skills:',
+  ];
+  for (const s of catalog.skills.slice(0, MAX_LISTED))
+    lines.push(`- ${s.name}: ${firstSentence(s.description)}`);
+  if (catalog.skills.length > MAX_LISTED)
+    lines.push(`- … and ${catalog.skills.length - MAX_LISTED} more (call list_skills)`);
+  if (catalog.skills.length === 0) lines.push('(none loaded)');
+  return lines.join('\n');
+}

@@ -1,0 +1,33 @@
+import type { GetPromptResult } from '@modelcontextprotocol/server';
+import * as z from 'zod';
+import type { Skill } from '../../skills/types.js';
+import type { ServerDeps } from '../server-deps.js';
+
+export const PromptArgsSchema = z.object({
+  request: z.string().max(100_000).optional().describe('What you want done with this skill (optional).'),
+});
+
+/** One prompt per skill: a user message with the skill's instructions and the request. Shown as a slash command. */
+export const skillPrompt = (deps: ServerDeps, skill: Skill) => ({
+  name: skill.toolName,
+  config: {
+    title: skill.name,
+    description: skill.description.length > 1024 ? `${skill.description.slice(0, 1023)}…` : skill.description,
+    argsSchema: PromptArgsSchema,
+  },
+  handler: ({ request }: z.infer<typeof PromptArgsSchema>): GetPromptResult => {
+    const current = deps.catalog().get(skill.name) ?? skill;
+    const parts = [`Use the "${current.name}" skill. Its instructions follow.`, '', current.body.trim()];
+    if (current.files.length > 1) {
+      parts.push(
+        '',
+        `Its files can be read with read_skill_file {"skill": "${current.name}", "path": …}: ${current.files.map((f) => f.path).join(', ')}.`,
+      );
+    }
+    if (request !== undefined && request.trim() !== '') parts.push('', '---', '', `Request: ${request}`);
+    return {
+      description: current.description,
+      messages: [{ role: 'user', content: { type: 'text', text: parts.join('\n') } }],
+    };
+  },
+});

@@ -1,0 +1,66 @@
+import {
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type ReadResourceResult,
+  type Resource,
+} from '@modelcontextprotocol/server';
+import { isSkillsError } from '../../errors.js';
+import { readSkillContent } from '../read-skill-content.js';
+import type { ServerDeps } from '../server-deps.js';
+import { SKILL_URI_TEMPLATE, mimeTypeOf, skillUri } from '../skill-uri.js';
+
+export const MAX_RESOURCE_BYTES = 5 * 1024 * 1024;
+
+/** Every file of every skill as `skill://<name>/<path>` (SKILL.md first), plus the template for direct reads. */
+export function listSkillResources(deps: ServerDeps): Resource[] {
+  const out: Resource[] = [];
+  for (const s of deps.catalog().skills) {
+    const files = [...s.files].sort(
+      (a, b) => Number(b.path === s.skillFile) - Number(a.path === s.skillFile),
+    );
+    for (const f of files) {
+      out.push({
+        uri: skillUri(s.name, f.path),
+        name: `${s.name}/${f.path}`,
+        ...(f.path === s.skillFile
+          ? { title: `${s.name}: instructions`, description: s.description.slice(0, 200) }
+          : {}),
+        mimeType: mimeTypeOf(f.path),
+        size: f.size,
+      });
+    }
+  }
+  return out;
+}
+
+const one = (v: string | string[] | undefined): string =>
+  decodeURIComponent(Array.isArray(v) ? v.join('/') : (v ?? ''));
+
+export const skillFilesResource = (deps: ServerDeps) => ({
+  name: 'skill-files',
+  template: new ResourceTemplate(SKILL_URI_TEMPLATE, {
+    list: () => ({ resources: listSkillResources(deps) }),
+  }),
+  config: {
+    title: 'Skill files',
+    description: 'A file of a skill: skill://<skill>/<path relative to the skill folder>.',
+  },
+  read: (uri: URL, vars: Record<string, string | string[]>): ReadResourceResult => {
+    try {
+      const path = one(vars.path)
+        .split('/')
+        .map((p) => p)
+        .join('/');
+      const c = readSkillContent(deps.catalog(), one(vars.skill), path, MAX_RESOURCE_BYTES);
+      const base = { uri: uri.href, mimeType: c.mimeType };
+      return { contents: [c.text !== undefined ? { ...base, text: c.text } : { ...base, blob: c.blob! }] };
+    } catch (err) {
+      if (!isSkillsError(err)) throw err;
+      const msg = `${err.message}${err.hint === undefined ? '' : ` (${err.hint})`}`;
+      if (err.code === 'FILE_TOO_LARGE') throw new ProtocolError(ProtocolErrorCode.InvalidParams, msg);
+      throw new ResourceNotFoundError(uri.href, msg);
+    }
+  },
+});

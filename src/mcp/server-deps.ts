@@ -1,0 +1,12 @@
+import type { Config } from '../config/config-schema.js';
+import type { Logger } from '../log.js';
+import type { Catalog } from '../skills/catalog.js';
+
+/** What the MCP layer needs. Passed in; nothing is reached for globally. */
+export interface ServerDeps {
+  /** The catalog being served now (replaced on hot reload). */
+  catalog: () => Catalog;
+  config: Config;
+  log: Logger;
+  version: string;
+}

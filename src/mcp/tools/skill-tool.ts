@@ -1,0 +1,41 @@
+import * as z from 'zod';
+import { SkillsError } from '../../errors.js';
+import type { Skill } from '../../skills/types.js';
+import type { ServerDeps } from '../server-deps.js';
+import { SkillViewSchema, skillView } from '../skill-view.js';
+import { toolError } from '../tool-error.js';
+import type { ToolDef } from './tool-def.js';
+
+const input = z.object({});
+const MAX_DESCRIPTION = 1024;
+
+/** The per-skill tool: returns the skill's instructions and file index. */
+export const skillTool = (deps: ServerDeps, skill: Skill): ToolDef<typeof input> => {
+  const renamed = skill.toolName !== skill.name ? ` (skill "${skill.name}")` : '';
+  const description =
+    skill.description.length > MAX_DESCRIPTION
+      ? `${skill.description.slice(0, MAX_DESCRIPTION - 1)}…`
+      : skill.description;
+  return {
+    name: skill.toolName,
+    config: {
+      title: `Skill: ${skill.name}`,
+      description: `${description}\n\nReturns the skill's instructions${renamed} and its file index.`,
+      inputSchema: input,
+      outputSchema: SkillViewSchema,
+      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    },
+    handler: () => {
+      const current = deps.catalog().get(skill.name);
+      if (current === undefined) {
+        return toolError(
+          new SkillsError('SKILL_NOT_FOUND', `skill "${skill.name}" was removed`, {
+            hint: 'List the tools again.',
+          }),
+          deps.log,
+        );
+      }
+      return skillView(current, { canRunScripts: false });
+    },
+  };
+};

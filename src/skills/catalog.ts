@@ -1,0 +1,86 @@
+import { discoverSkills } from './discover-skills.js';
+import { loadSkill } from './load-skill.js';
+import type { Finding, Skill } from './types.js';
+
+/** An immutable snapshot of the skills being served. Reloads produce a new one. */
+export interface Catalog {
+  readonly roots: readonly string[];
+  /** Sorted by name. */
+  readonly skills: readonly Skill[];
+  /** Load warnings and reasons skills were skipped (what the server logs). */
+  readonly findings: readonly Finding[];
+  /** Everything lint reports, in discovery order. */
+  readonly lint: readonly Finding[];
+  get(name: string): Skill | undefined;
+  byToolName(toolName: string): Skill | undefined;
+}
+
+/** Tool names the server itself uses; a skill whose tool name collides gets a hashed name instead. */
+export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
+  'read_skill_file',
+  'run_skill_script',
+  'list_skills',
+  'load_skill',
+]);
+
+/** Discovers and loads every skill under the roots. Never throws for bad skills: they are reported and skipped. */
+export function loadCatalog(roots: readonly string[]): Catalog {
+  const { candidates, findings: discoveryFindings } = discoverSkills(roots);
+  const findings: Finding[] = [...discoveryFindings];
+  const lint: Finding[] = [...discoveryFindings];
+  const byName = new Map<string, Skill>();
+  for (const c of candidates) {
+    const loaded = loadSkill(c.dir, c.root, c.folderName);
+    findings.push(...loaded.findings);
+    lint.push(...loaded.lint);
+    const skill = loaded.skill;
+    if (skill === undefined) continue;
+    const first = byName.get(skill.name);
+    if (first !== undefined) {
+      const f: Finding = {
+        path: `${skill.dir}/${skill.skillFile}`,
+        rule: 'duplicate-name',
+        severity: 'error',
+        message: `skill name "${skill.name}" is already served from ${first.dir}; this one is skipped (first root wins)`,
+      };
+      findings.push(f);
+      lint.push(f);
+      continue;
+    }
+    byName.set(skill.name, skill);
+  }
+  return createCatalog(roots, [...byName.values()], findings, lint);
+}
+
+export function createCatalog(
+  roots: readonly string[],
+  skills: Skill[],
+  findings: Finding[],
+  lint: Finding[],
+): Catalog {
+  const sorted = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const byName = new Map(sorted.map((s) => [s.name, s]));
+  const byTool = new Map<string, Skill>();
+  for (const s of sorted) {
+    if (byTool.has(s.toolName) || RESERVED_TOOL_NAMES.has(s.toolName)) {
+      s.toolName = uniqueName(s, byTool);
+    }
+    byTool.set(s.toolName, s);
+  }
+  return {
+    roots,
+    skills: sorted,
+    findings,
+    lint,
+    get: (name) => byName.get(name),
+    byToolName: (t) => byTool.get(t),
+  };
+}
+
+function uniqueName(skill: Skill, taken: Map<string, Skill>): string {
+  for (let i = 1; ; i++) {
+    const suffix = `-${i}`;
+    const candidate = `${skill.toolName.slice(0, 40 - suffix.length)}${suffix}`;
+    if (!taken.has(candidate) && !RESERVED_TOOL_NAMES.has(candidate)) return candidate;
+  }
+}

@@ -1,0 +1,79 @@
+import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { join, sep } from 'node:path';
+import { SkillsError } from '../errors.js';
+import type { Finding, SkillFile } from './types.js';
+
+/** Folders and files that are never part of a skill (VCS, caches, OS litter). */
+const IGNORED = new Set([
+  '.git',
+  '.hg',
+  '.svn',
+  'node_modules',
+  '__pycache__',
+  '.DS_Store',
+  '.venv',
+  '.mypy_cache',
+  '.pytest_cache',
+  '.ruff_cache',
+]);
+export const MAX_SKILL_FILES = 5000;
+
+export const isInside = (parent: string, child: string): boolean =>
+  child === parent || child.startsWith(parent + sep);
+
+/**
+ * Lists the regular files of a skill folder (`dir` must be a realpath), sorted by POSIX path. Symlinks are followed
+ * only when their target stays inside the folder; others are left out with a `file-symlink-escape` finding.
+ * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files.
+ */
+export function listSkillFiles(dir: string): { files: SkillFile[]; findings: Finding[] } {
+  const files: SkillFile[] = [];
+  const findings: Finding[] = [];
+  const walk = (abs: string, rel: string) => {
+    for (const entry of readdirSync(abs, { withFileTypes: true })) {
+      if (IGNORED.has(entry.name) || entry.name.endsWith('.pyc')) continue;
+      const childAbs = join(abs, entry.name);
+      const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
+      if (entry.isDirectory()) {
+        walk(childAbs, childRel);
+        continue;
+      }
+      let st = entry.isSymbolicLink() || entry.isFile() ? lstatSync(childAbs) : undefined;
+      if (st?.isSymbolicLink()) {
+        let target: string;
+        try {
+          target = realpathSync(childAbs);
+        } catch {
+          findings.push({
+            path: childAbs,
+            rule: 'file-symlink-broken',
+            severity: 'warning',
+            message: `symlink ${childRel} points nowhere; left out`,
+          });
+          continue;
+        }
+        if (!isInside(dir, target)) {
+          findings.push({
+            path: childAbs,
+            rule: 'file-symlink-escape',
+            severity: 'warning',
+            message: `symlink ${childRel} leaves the skill folder; left out`,
+          });
+          continue;
+        }
+        st = statSync(target);
+        if (st.isDirectory()) continue; // a link to a folder inside the skill: its files are listed at their real path
+      }
+      if (!st?.isFile()) continue;
+      files.push({ path: childRel, size: st.size, mode: st.mode & 0o777 });
+      if (files.length > MAX_SKILL_FILES) {
+        throw new SkillsError('SKILL_TOO_LARGE', `the skill has more than ${MAX_SKILL_FILES} files`, {
+          hint: 'Keep generated data, dependencies and caches out of skill folders.',
+        });
+      }
+    }
+  };
+  walk(dir, '');
+  files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  return { files, findings };
+}

@@ -1,0 +1,127 @@
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { basename, extname, join } from 'node:path';
+import { isSkillsError } from '../errors.js';
+import { listSkillFiles } from './list-skill-files.js';
+import { parseSkillFile } from './parse-skill-file.js';
+import { toolNameFor } from './tool-name.js';
+import type { Finding, Skill, SkillFile } from './types.js';
+import { validateFrontmatter } from './validate-frontmatter.js';
+
+export const MAX_SKILL_MD_BYTES = 1024 * 1024;
+/** Entry point extensions the runner knows how to start. */
+export const RUNNABLE_EXTENSIONS: ReadonlySet<string> = new Set([
+  '.py',
+  '.js',
+  '.mjs',
+  '.cjs',
+  '.sh',
+  '.bash',
+]);
+const CONVENTIONAL_ENTRY = /^(scripts\/)?main\.(py|js|mjs|sh)$/;
+
+export interface SkillLoad {
+  skill?: Skill;
+  /** Why the skill was skipped, or soft violations it loaded with. */
+  findings: Finding[];
+  /** Everything lint reports about this skill. */
+  lint: Finding[];
+}
+
+/** The skill file of a folder: `SKILL.md`, else `skill.md`; undefined when neither exists. */
+export function skillFileOf(dir: string): string | undefined {
+  for (const name of ['SKILL.md', 'skill.md']) if (existsSync(join(dir, name))) return name;
+  return undefined;
+}
+
+/**
+ * Loads one skill folder. `dir` is a realpath that holds a skill file. Never throws: a skill that cannot be served is
+ * returned without `skill` and with the finding that says why.
+ */
+export function loadSkill(dir: string, root: string, folderName = basename(dir)): SkillLoad {
+  const skillFile = skillFileOf(dir) ?? 'SKILL.md';
+  const path = join(dir, skillFile);
+  const skip = (finding: Finding): SkillLoad => ({ findings: [finding], lint: [finding] });
+  const size = statSync(path).size;
+  if (size > MAX_SKILL_MD_BYTES) {
+    return skip({
+      path,
+      rule: 'too-large',
+      severity: 'error',
+      message: `${skillFile} is ${(size / 1048576).toFixed(1)} MiB; the limit is 1 MiB (move long material to references/)`,
+    });
+  }
+  const parsed = parseSkillFile(readFileSync(path), path);
+  if (!parsed.ok) return skip(parsed.finding);
+  const { frontmatter, rawFrontmatter, body, bodyLine } = parsed.parsed;
+  const v = validateFrontmatter(frontmatter, rawFrontmatter, folderName, path);
+  if (v.fields === undefined) return skip(v.fatal!);
+
+  let listing: { files: SkillFile[]; findings: Finding[] };
+  try {
+    listing = listSkillFiles(dir);
+  } catch (e) {
+    if (!isSkillsError(e)) throw e;
+    return skip({
+      path: dir,
+      rule: 'too-many-files',
+      severity: 'error',
+      message: `${e.message}; ${e.hint ?? ''}`.trim(),
+    });
+  }
+  const warnings = [...v.warnings, ...listing.findings];
+  const lint = [...v.lint, ...listing.findings];
+  const { entryPoint, problem } = pickEntryPoint(v.fields.entryPoint, listing.files);
+  if (problem !== undefined) {
+    const f: Finding = { path, rule: problem.rule, severity: 'error', message: problem.message };
+    lint.push(f);
+    warnings.push({ ...f, severity: 'warning' });
+  }
+  const { name, description, inputSchema, allowedTools, requests } = v.fields;
+  const skill: Skill = {
+    name,
+    toolName: toolNameFor(name),
+    description,
+    dir,
+    root,
+    skillFile,
+    body,
+    bodyLine,
+    frontmatter,
+    kind: entryPoint === undefined ? 'instruction' : 'executable',
+    allowedTools,
+    requests,
+    files: listing.files,
+    warnings,
+    ...(entryPoint === undefined ? {} : { entryPoint }),
+    ...(inputSchema === undefined ? {} : { inputSchema }),
+  };
+  return { skill, findings: warnings, lint };
+}
+
+function pickEntryPoint(
+  declared: string | undefined,
+  files: SkillFile[],
+): { entryPoint?: string; problem?: { rule: string; message: string } } {
+  if (declared === undefined) {
+    const conventional = files.filter((f) => CONVENTIONAL_ENTRY.test(f.path));
+    return conventional.length === 1 ? { entryPoint: conventional[0]!.path } : {};
+  }
+  const rel = declared.replace(/^\.\//, '');
+  if (!files.some((f) => f.path === rel)) {
+    return {
+      problem: {
+        rule: 'entry-point-missing',
+        message: `entry_point "${declared}" is not a file of the skill; the skill is served as instructions only`,
+      },
+    };
+  }
+  if (!RUNNABLE_EXTENSIONS.has(extname(rel))) {
+    return {
+      problem: {
+        rule: 'entry-point-runner',
+        message: `entry_point "${declared}" has no known runner (use .py, .js, .mjs, .sh)`,
+      },
+    };
+  }
+  return { entryPoint: rel };
+}
