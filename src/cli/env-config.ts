@@ -10,7 +10,5 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { values: Partial<ConfigI
   if (env.SKILLS_MCP_LOG_LEVEL) values.log_level = env.SKILLS_MCP_LOG_LEVEL;
   if (env.SKILLS_MCP_NO_ELICITATION === '1' || env.SKILLS_MCP_NO_ELICITATION === 'true')
     values.elicitation = false;
-  return env.SKILLS_MCP_CONFIG
-    ? { values: values, configFile: env.SKILLS_MCP_CONFIG }
-    : { values: values };
+  return env.SKILLS_MCP_CONFIG ? { values: values, configFile: env.SKILLS_MCP_CONFIG } : { values: values };
 }

@@ -1,11 +1,15 @@
+import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
 import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
+import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
 import { watchCatalog } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
+import type { ServeContext } from './serve-context.js';
+import { runHttp } from './serve-http.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { packageVersion } from './version.js';
@@ -19,6 +23,10 @@ export const SERVE_OPTIONS = {
   'no-elicitation': { type: 'boolean' },
   'no-watch': { type: 'boolean' },
   'log-level': { type: 'string' },
+  http: { type: 'boolean' },
+  host: { type: 'string' },
+  port: { type: 'string' },
+  'token-file': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -37,6 +45,13 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     elicitation: values['no-elicitation'] ? false : undefined,
     watch: values['no-watch'] ? false : undefined,
   }) as Partial<ConfigInput>;
+  const http = defined({
+    enabled: values.http,
+    host: values.host,
+    port: values.port === undefined ? undefined : Number(values.port),
+    token_file: values['token-file'],
+  });
+  if (Object.keys(http).length > 0) flags.http = http;
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
@@ -71,10 +86,21 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
         log,
       })
     : undefined;
-  const serving = serveOverStdio(() => server.build(), { stdin, log });
+  const ctx: ServeContext = { config, log, io, server, catalog: () => catalog, version: packageVersion() };
+  try {
+    return config.http.enabled ? await runHttp(ctx) : await runStdio(ctx, stdin);
+  } finally {
+    watcher?.close();
+  }
+}
+
+async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promise<ExitCode> {
+  const { server, log, io } = ctx;
+  const session: SessionInfo = { id: randomUUID(), transport: 'stdio' };
+  const serving = serveOverStdio(() => server.build(session), { stdin, log });
   if (io.stdinIsTTY) {
     io.err(
-      `skills-mcp ${packageVersion()} is serving ${catalog.skills.length} skills over stdio.\n` +
+      `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over stdio.\n` +
         'It is an MCP server: a client starts it and talks to it on stdin/stdout. To connect one, print a\n' +
         'config snippet with `skills-mcp config claude-desktop` (or cursor, cline, vscode, claude-code).\n' +
         'Press Ctrl+C to stop.\n',
@@ -87,7 +113,6 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await serving.closed;
-  watcher?.close();
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
   log.info('stopped');

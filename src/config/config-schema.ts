@@ -39,6 +39,37 @@ export const ConfigSchema = z.strictObject({
     .optional()
     .describe('Audit database path. Default: $XDG_STATE_HOME/skills-mcp/audit.db (~/.local/state/…).'),
   log_level: z.enum(LOG_LEVELS).default('info').describe('Log level on stderr.'),
+  http: z
+    .strictObject({
+      enabled: z.boolean().default(false).describe('Serve Streamable HTTP instead of stdio (flag --http).'),
+      host: z
+        .string()
+        .min(1)
+        .default('127.0.0.1')
+        .describe('Bind address (flag --host). Not loopback ⇒ a token is required.'),
+      port: z
+        .number()
+        .int()
+        .min(0)
+        .max(65535)
+        .default(3333)
+        .describe('Port (flag --port); 0 picks a free one (logged).'),
+      token_file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('File holding the bearer token (flag --token-file; or env SKILLS_MCP_TOKEN).'),
+      allowed_hosts: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Extra Host header values accepted (DNS-rebinding guard).'),
+      allowed_origins: z
+        .array(z.string().min(1))
+        .default([])
+        .describe('Extra Origin values accepted (browser clients).'),
+    })
+    .prefault({})
+    .describe('Streamable HTTP transport.'),
   watch: z
     .boolean()
     .default(true)

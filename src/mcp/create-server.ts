@@ -1,4 +1,5 @@
 import { McpServer, type RegisteredPrompt, type RegisteredTool } from '@modelcontextprotocol/server';
+import type { SessionInfo } from '../runner/session.js';
 import type { CatalogDiff } from '../skills/watch-catalog.js';
 import type { Skill } from '../skills/types.js';
 import { serverInstructions } from './instructions.js';
@@ -15,14 +16,15 @@ import type { ToolDef } from './tools/tool-def.js';
 export const AUTO_PER_SKILL_LIMIT = 30;
 
 export interface SkillsServer {
-  /** Builds one MCP server instance (one per connection or per stateless request). */
-  build(): McpServer;
+  /** Builds one MCP server instance (one per connection or per stateless request) for a session. */
+  build(session: SessionInfo): McpServer;
   /** Brings every live instance in line with the current catalog; each sends the matching list_changed. */
   catalogChanged(diff: CatalogDiff): void;
 }
 
 interface Live {
   server: McpServer;
+  session: SessionInfo;
   compact: boolean;
   perSkill: Map<string, { tool?: RegisteredTool; prompt: RegisteredPrompt }>;
 }
@@ -44,7 +46,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     }
   };
 
-  const build = (): McpServer => {
+  const build = (session: SessionInfo): McpServer => {
     const catalog = deps.catalog();
     const mode = deps.config.tools;
     const compact = mode === 'compact' || (mode === 'auto' && catalog.skills.length > AUTO_PER_SKILL_LIMIT);
@@ -52,10 +54,9 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       { name: 'skills-mcp', version: deps.version, title: 'Agent Skills' },
       { instructions: serverInstructions(catalog, compact) },
     );
-    const l: Live = { server, compact, perSkill: new Map() };
+    const l: Live = { server, session, compact, perSkill: new Map() };
     const statics: ToolDef[] = [readSkillFileTool(deps)];
-    if (compact)
-      statics.push(listSkillsTool(deps), loadSkillTool(deps));
+    if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
     for (const def of statics) addTool(server, def);
     for (const skill of catalog.skills) registerSkill(l, skill);
     const r = skillFilesResource(deps);

@@ -1,0 +1,110 @@
+import * as z from 'zod';
+
+/**
+ * The `approval` section of `skills-mcp.yaml` (DESIGN §7). Parsing `{}` yields every default.
+ *
+ * ```yaml
+ * approval:
+ *   mode: ask              # no rule matched → ask a person
+ *   rules:                 # first match wins, but a matching deny always wins
+ *     - { skill: pdf, script: scripts/fill_form.py, action: allow }
+ *     - { skill: pdf, action: ask }
+ *     - { skill: 'untrusted-*', action: deny }
+ *   high_risk: ask
+ *   fallback: rules-only   # clients that cannot show the approval form: let the rules decide
+ * ```
+ */
+
+export const POLICY_ACTIONS = ['allow', 'ask', 'deny'] as const;
+export type PolicyAction = (typeof POLICY_ACTIONS)[number];
+
+export const GRANULARITIES = ['exact', 'skill'] as const;
+export type Granularity = (typeof GRANULARITIES)[number];
+
+const noDotDot = (p: string): boolean => !p.split('/').includes('..');
+
+export const ApprovalRuleSchema = z
+  .strictObject({
+    skill: z
+      .string()
+      .min(1)
+      .regex(/^[^/\s]+$/, 'a skill name or pattern: no "/" or spaces')
+      .describe(
+        'Skill name, or a pattern where `*` matches any run of characters (e.g. `pdf`, `data-*`, `*`).',
+      ),
+    script: z
+      .string()
+      .min(1)
+      .refine((p) => !p.startsWith('/') && noDotDot(p), 'a path relative to the skill folder, without ".."')
+      .optional()
+      .describe(
+        'Script path relative to the skill folder (e.g. `scripts/fill_form.py`). `*` matches within one path ' +
+          'segment, `**` across segments; a pattern without "/" also matches the file name alone. Omit to ' +
+          'match every script of the skill.',
+      ),
+    action: z
+      .enum(POLICY_ACTIONS)
+      .describe('allow: run without asking; ask: ask a person first; deny: never run.'),
+  })
+  .describe('One policy rule: which skill (and optionally which script) and what to do.');
+
+export type ApprovalRule = z.infer<typeof ApprovalRuleSchema>;
+
+export const ApprovalConfigSchema = z
+  .strictObject({
+    mode: z
+      .enum(POLICY_ACTIONS)
+      .default('ask')
+      .describe(
+        'What to do when no rule matches: ask (default), allow or deny. With allow, a call the guard rates ' +
+          'medium risk (network, workspace writes, no sandbox) is still asked unless a rule allows it.',
+      ),
+    rules: z
+      .array(ApprovalRuleSchema)
+      .default([])
+      .describe(
+        'Ordered rules matched against skill and script. The first matching rule decides, except that a ' +
+          'matching deny rule always wins, wherever it stands.',
+      ),
+    high_risk: z
+      .enum(['ask', 'deny'])
+      .default('ask')
+      .describe(
+        'What to do when the static scan rates a skill high risk (credential paths, curl|sh, encoded exec, ' +
+          'shell rc writes): ask a person even when a rule or mode allows it (default), or deny outright.',
+      ),
+    timeout_ms: z
+      .int()
+      .min(1_000)
+      .max(86_400_000)
+      .default(120_000)
+      .describe('How long to wait for a person to answer an approval request before denying it (ms).'),
+    loop_guard: z
+      .int()
+      .min(0)
+      .max(100)
+      .default(2)
+      .describe(
+        'The Nth denial of the same approval key in a session refuses later calls with that key without ' +
+          'asking (default 2). 0 turns the loop guard off.',
+      ),
+    granularity: z
+      .enum(GRANULARITIES)
+      .default('exact')
+      .describe(
+        'What an approval is bound to. exact: skill + script + content + input + args (new input asks again). ' +
+          'skill: skill + script + content only (one approval or denial covers any input).',
+      ),
+    fallback: z
+      .enum(['deny', 'rules-only'])
+      .default('deny')
+      .describe(
+        'For clients that cannot show the approval form (or with --no-elicitation). deny (default): fail ' +
+          'closed, no skill script runs, and the refusal says how to allow it. rules-only: the rules alone ' +
+          'decide: allow runs, ask and deny are refused.',
+      ),
+  })
+  .describe('Policy and approvals for running skill scripts (the `approval` section of skills-mcp.yaml).');
+
+export type ApprovalConfig = z.infer<typeof ApprovalConfigSchema>;
+export type ApprovalConfigInput = z.input<typeof ApprovalConfigSchema>;
