@@ -1,6 +1,12 @@
 #!/usr/bin/env node
 import { main } from './cli/main.js';
 
+// A closed pipe (`skills-mcp list | head`) is not an error worth a stack trace.
+process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+  if (err.code === 'EPIPE') process.exit(0);
+  throw err;
+});
+
 const io = {
   out: (text: string) => void process.stdout.write(text),
   err: (text: string) => void process.stderr.write(text),

@@ -2,7 +2,7 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { basename, extname, join } from 'node:path';
 import { isSkillsError } from '../errors.js';
 import { listSkillFiles } from './list-skill-files.js';
-import { parseSkillFile } from './parse-skill-file.js';
+import { lineOfKey, parseSkillFile } from './parse-skill-file.js';
 import { toolNameFor } from './tool-name.js';
 import type { Finding, Skill, SkillFile } from './types.js';
 import { validateFrontmatter } from './validate-frontmatter.js';
@@ -72,7 +72,14 @@ export function loadSkill(dir: string, root: string, folderName = basename(dir))
   const lint = [...v.lint, ...listing.findings];
   const { entryPoint, problem } = pickEntryPoint(v.fields.entryPoint, listing.files);
   if (problem !== undefined) {
-    const f: Finding = { path, rule: problem.rule, severity: 'error', message: problem.message };
+    const line = lineOfKey(rawFrontmatter, 'entry_point');
+    const f: Finding = {
+      path,
+      ...(line === undefined ? {} : { line }),
+      rule: problem.rule,
+      severity: 'error',
+      message: problem.message,
+    };
     lint.push(f);
     warnings.push({ ...f, severity: 'warning' });
   }

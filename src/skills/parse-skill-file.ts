@@ -84,12 +84,8 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
     }
     if (e instanceof YAMLParseError) {
       const line = e.linePos?.[0]?.line;
-      const first = e.message.split('\n')[0] ?? e.message;
-      return fail(
-        'frontmatter-yaml',
-        `invalid YAML frontmatter: ${first}`,
-        line === undefined ? undefined : line + 1,
-      );
+      const first = (e.message.split('\n')[0] ?? e.message).replace(/:\s*$/, '');
+      return fail('frontmatter-yaml', `invalid YAML frontmatter: ${first}`, line);
     }
     return fail('frontmatter-yaml', `invalid frontmatter: ${e instanceof Error ? e.message : String(e)}`, 1);
   }

@@ -141,8 +141,7 @@ export function validateFrontmatter(
   const schema = shape.input_schema.safeParse(fm.input_schema);
   let inputSchema: JsonSchemaObject | undefined;
   if (schema.success && schema.data !== undefined) {
-    if (schema.data.type === undefined || schema.data.type === 'object')
-      inputSchema = schema.data;
+    if (schema.data.type === undefined || schema.data.type === 'object') inputSchema = schema.data;
     else
       report(
         'input_schema',

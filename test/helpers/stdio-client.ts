@@ -1,0 +1,64 @@
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Readable } from 'node:stream';
+import { builtCli } from './temp-dir.js';
+
+export type Era = 'legacy' | 'auto';
+
+export interface Connected {
+  client: Client;
+  transport: StdioClientTransport;
+  /** Every error the client saw (a stray stdout line would land here). */
+  errors: Error[];
+  stderr: () => string;
+  close: () => Promise<void>;
+}
+
+export interface ConnectOptions {
+  era: Era;
+  args: string[];
+  env?: Record<string, string>;
+  capabilities?: ConstructorParameters<typeof Client>[1] extends infer O
+    ? O extends { capabilities?: infer C }
+      ? C
+      : never
+    : never;
+  listChanged?: ConstructorParameters<typeof Client>[1] extends infer O
+    ? O extends { listChanged?: infer L }
+      ? L
+      : never
+    : never;
+}
+
+/** Spawns the built binary and connects the real MCP client over stdio. */
+export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
+  const errors: Error[] = [];
+  const client = new Client(
+    { name: 'skills-mcp-test', version: '1.0.0' },
+    {
+      capabilities: opts.capabilities ?? {},
+      versionNegotiation: { mode: opts.era },
+      ...(opts.listChanged === undefined ? {} : { listChanged: opts.listChanged }),
+    },
+  );
+  client.onerror = (e) => errors.push(e);
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [builtCli, ...opts.args],
+    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...opts.env },
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  (transport.stderr as Readable | null)?.on('data', (d: Buffer) => (stderr += d.toString()));
+  await client.connect(transport);
+  return { client, transport, errors, stderr: () => stderr, close: () => client.close() };
+}
+
+/** Resolves when `check` returns true, polling; rejects after `ms`. */
+export async function waitFor(check: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
+  const start = Date.now();
+  while (!check()) {
+    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,52 @@
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
+import { describe, expect, it } from 'vitest';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { builtCli, repoRoot } from '../helpers/temp-dir.js';
+
+const bundled = `${repoRoot}/skills`;
+
+describe('stdio server lifecycle', () => {
+  it('exits 0 when stdin closes, having written nothing to stdout', async () => {
+    const child = spawn(process.execPath, [builtCli, '--skills', bundled, '--no-watch'], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdin.end();
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(0);
+    expect(out).toBe('');
+  });
+
+  it.each(['SIGTERM', 'SIGINT'] as const)('closes cleanly on %s', async (signal) => {
+    const child = spawn(process.execPath, [builtCli, '--skills', bundled], {
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    while (!err.includes('skills loaded')) await new Promise((r) => setTimeout(r, 20));
+    child.kill(signal);
+    const [code] = (await once(child, 'close')) as [number | null];
+    expect(code).toBe(0);
+    expect(err).toContain('"msg":"stopped"');
+  });
+
+  it('serves list_skills and load_skill instead of per-skill tools in compact mode', async () => {
+    const c = await connectStdio({
+      era: 'legacy',
+      args: ['--skills', bundled, '--tools', 'compact', '--no-watch'],
+    });
+    try {
+      const names = (await c.client.listTools()).tools.map((t) => t.name).sort();
+      expect(names).toEqual(['list_skills', 'load_skill', 'read_skill_file']);
+      const list = await c.client.callTool({ name: 'list_skills', arguments: {} });
+      expect(JSON.stringify(list.structuredContent)).toContain('csv-stats');
+      const loaded = await c.client.callTool({ name: 'load_skill', arguments: { skill: 'markdown-toc' } });
+      expect(loaded.structuredContent).toMatchObject({ name: 'markdown-toc' });
+      expect(c.client.getInstructions()).toContain('list_skills');
+    } finally {
+      await c.close();
+    }
+  });
+});

@@ -1,0 +1,140 @@
+import { symlinkSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { connectStdio, type Connected, type Era } from '../helpers/stdio-client.js';
+import { copyBundledSkills, tempDir } from '../helpers/temp-dir.js';
+
+type Text = { type: 'text'; text: string };
+
+describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
+  let skills: { dir: string; cleanup: () => void };
+  let outside: { dir: string; cleanup: () => void };
+  let c: Connected;
+
+  beforeAll(async () => {
+    skills = copyBundledSkills();
+    outside = tempDir();
+    writeFileSync(join(outside.dir, 'secret.txt'), 'CANARY-SECRET');
+    symlinkSync(join(outside.dir, 'secret.txt'), join(skills.dir, 'commit-message', 'leak.txt'));
+    c = await connectStdio({ era, args: ['--skills', skills.dir, '--no-watch'] });
+  });
+  afterAll(async () => {
+    await c.close();
+    skills.cleanup();
+    outside.cleanup();
+  });
+
+  it('lists one tool per bundled skill plus read_skill_file, with host-safe names and read-only annotations', async () => {
+    const { tools } = await c.client.listTools();
+    const names = tools.map((t) => t.name);
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'read_skill_file',
+        'commit-message',
+        'csv-stats',
+        'markdown-report',
+        'markdown-toc',
+      ]),
+    );
+    for (const t of tools) {
+      expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+      expect(t.annotations?.readOnlyHint).toBe(true);
+    }
+  });
+
+  it("returns a skill's instructions, file index and resource links from its tool", async () => {
+    const r = await c.client.callTool({ name: 'csv-stats', arguments: {} });
+    expect(r.isError).toBeFalsy();
+    const text = (r.content as Text[])[0]!.text;
+    expect(text).toContain('# csv-stats');
+    expect(text).toContain('scripts/main.py');
+    const links = (r.content as { type: string; uri?: string }[]).filter((b) => b.type === 'resource_link');
+    expect(links.map((l) => l.uri)).toContain('skill://csv-stats/SKILL.md');
+    expect(r.structuredContent).toMatchObject({
+      name: 'csv-stats',
+      kind: 'executable',
+      entryPoint: 'scripts/main.py',
+    });
+  });
+
+  it('reads a file of a skill with read_skill_file', async () => {
+    const r = await c.client.callTool({
+      name: 'read_skill_file',
+      arguments: { skill: 'csv-stats', path: 'SKILL.md' },
+    });
+    expect(r.isError).toBeFalsy();
+    expect((r.content as Text[])[0]!.text).toMatch(/^---\nname: csv-stats/);
+  });
+
+  it.each([
+    ['../commit-message/SKILL.md', /leaves the skill folder/],
+    ['/etc/passwd', /absolute paths are refused/],
+    ['leak.txt', /leaves the skill folder/],
+    ['references/nope.md', /has no file "references\/nope.md"/],
+  ])('refuses read_skill_file path %s with an actionable error', async (path, message) => {
+    const r = await c.client.callTool({
+      name: 'read_skill_file',
+      arguments: { skill: 'commit-message', path },
+    });
+    expect(r.isError).toBe(true);
+    const text = (r.content as Text[])[0]!.text;
+    expect(text).toMatch(message);
+    expect(text).toContain('Hint:');
+    expect(text).not.toContain('CANARY-SECRET');
+  });
+
+  it('answers an unknown skill with the names it knows', async () => {
+    const r = await c.client.callTool({
+      name: 'read_skill_file',
+      arguments: { skill: 'csv', path: 'SKILL.md' },
+    });
+    expect(r.isError).toBe(true);
+    expect((r.content as Text[])[0]!.text).toMatch(/no skill named "csv"[\s\S]*csv-stats/);
+  });
+
+  it('answers a bad tool argument with an isError result', async () => {
+    const r = await c.client.callTool({ name: 'read_skill_file', arguments: { skill: 'csv-stats' } });
+    expect(r.isError).toBe(true);
+  });
+
+  it('lists one prompt per skill and renders it with the request', async () => {
+    const { prompts } = await c.client.listPrompts();
+    expect(prompts.map((p) => p.name)).toEqual(expect.arrayContaining(['commit-message', 'csv-stats']));
+    const g = await c.client.getPrompt({
+      name: 'commit-message',
+      arguments: { request: 'fix the login bug' },
+    });
+    const text = (g.messages[0]!.content as Text).text;
+    expect(text).toContain('Use the "commit-message" skill');
+    expect(text).toContain('Request: fix the login bug');
+  });
+
+  it('lists every skill file as a skill:// resource, SKILL.md first, and reads it', async () => {
+    const { resources } = await c.client.listResources();
+    const ofCsv = resources.filter((r) => r.uri.startsWith('skill://csv-stats/'));
+    expect(ofCsv[0]!.uri).toBe('skill://csv-stats/SKILL.md');
+    expect(resources.some((r) => r.uri.includes('leak.txt'))).toBe(false);
+    const read = await c.client.readResource({ uri: 'skill://csv-stats/SKILL.md' });
+    expect((read.contents[0] as { text: string }).text).toContain('name: csv-stats');
+    const { resourceTemplates } = await c.client.listResourceTemplates();
+    expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('skill://{skill}/{+path}');
+  });
+
+  it.each([
+    'skill://csv-stats/..%2FSKILL.md',
+    'skill://commit-message/leak.txt',
+    'skill://csv-stats/missing.md',
+    'skill://nope/SKILL.md',
+  ])('refuses resources/read of %s', async (uri) => {
+    await expect(c.client.readResource({ uri })).rejects.toThrow();
+  });
+
+  it('puts a skill index in the server instructions', () => {
+    expect(c.client.getInstructions()).toMatch(/- csv-stats: /);
+  });
+
+  it('wrote nothing but protocol to stdout and its logs to stderr', () => {
+    expect(c.errors).toEqual([]);
+    expect(c.stderr()).toContain('"msg":"skills loaded"');
+  });
+});
