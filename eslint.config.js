@@ -1,5 +1,6 @@
 // @ts-check
 import js from '@eslint/js';
+import globals from 'globals';
 import tseslint from 'typescript-eslint';
 
 const sdk = {
@@ -24,6 +25,7 @@ export default tseslint.config(
     },
   },
   { files: ['**/*.js', '**/*.mjs'], ...tseslint.configs.disableTypeChecked },
+  { files: ['**/*.js', '**/*.mjs'], languageOptions: { globals: globals.node } },
   {
     files: ['src/**/*.ts'],
     ignores: ['src/cli/**', 'src/cli.ts'],
