@@ -6,8 +6,16 @@ import { SkillsError } from './errors.js';
  * and non-JSON values (undefined, functions, symbols, bigint). For the accepted subset the output equals
  * Python's `json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`.
  */
-export function canonicalJson(value: unknown): string {
-  return encode(value, '$');
+export function canonicalJson(value: unknown, options: CanonicalOptions = {}): string {
+  return encode(value, '$', options.allowFloats === true);
+}
+
+export interface CanonicalOptions {
+  /**
+   * Accept finite non-integer numbers, serialized as RFC 8785 does (ECMAScript Number-to-String). For hashing
+   * model-supplied *inputs*, where only this implementation needs to reproduce the digest. Approval keys never set it.
+   */
+  allowFloats?: boolean;
 }
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
@@ -17,7 +25,7 @@ function encodeString(s: string, at: string): string {
   return JSON.stringify(s);
 }
 
-function encode(value: unknown, at: string): string {
+function encode(value: unknown, at: string, floats: boolean): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
@@ -27,16 +35,17 @@ function encode(value: unknown, at: string): string {
     case 'number':
       if (!Number.isFinite(value)) throw invalid(at, String(value));
       if (Object.is(value, -0)) throw invalid(at, '-0');
+      if (floats && !Number.isInteger(value)) return String(value);
       if (!Number.isInteger(value)) throw invalid(at, `the non-integer number ${value}`);
       if (!Number.isSafeInteger(value)) throw invalid(at, `the unsafe integer ${value}`);
       return String(value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v, i) => encode(v, `${at}[${i}]`)).join(',')}]`;
+      if (Array.isArray(value)) return `[${value.map((v, i) => encode(v, `${at}[${i}]`, floats)).join(',')}]`;
       const proto = Object.getPrototypeOf(value) as unknown;
       if (proto !== Object.prototype && proto !== null) throw invalid(at, 'a non-plain object');
       const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
       entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map(([k, v]) => `${encodeString(k, at)}:${encode(v, `${at}.${k}`)}`).join(',')}}`;
+      return `{${entries.map(([k, v]) => `${encodeString(k, at)}:${encode(v, `${at}.${k}`, floats)}`).join(',')}}`;
     }
     default:
       throw invalid(at, `a value of type ${typeof value}`);

@@ -28,7 +28,7 @@ export const ApprovalRuleSchema = z
     skill: z
       .string()
       .min(1)
-      .regex(/^[^/\s]+$/, 'a skill name or pattern: no "/" or spaces')
+      .regex(/^[^/]+$/, 'a skill name or pattern, without "/" (put the script in `script`)')
       .describe(
         'Skill name, or a pattern where `*` matches any run of characters (e.g. `pdf`, `data-*`, `*`).',
       ),

@@ -1,0 +1,58 @@
+/** The decisions a person can give, and why a call ended up approved or refused (DESIGN §7). */
+
+export const APPROVAL_DECISIONS = ['approved', 'approved_for_session', 'denied', 'abort'] as const;
+export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
+
+/** Titles shown in the approval form, in display order. */
+export const DECISION_TITLES: Readonly<Record<ApprovalDecision, string>> = {
+  approved: 'Approve once',
+  approved_for_session: 'Approve for this session',
+  denied: 'Deny',
+  abort: 'Deny and stop all skill runs in this session',
+};
+
+export const DECISION_REASONS = [
+  /** A person answered the form. */
+  'user',
+  /** An `approved_for_session` grant for the same key. */
+  'cached',
+  /** The policy decided without asking (allow or deny rule, mode, high_risk, fallback rules-only). */
+  'rules',
+  'declined',
+  'cancelled',
+  'timeout',
+  'invalid_response',
+  'elicitation_error',
+  /** The key was denied `loop_guard` times in this session. */
+  'loop_guard',
+  'session_aborted',
+  /** Approval was needed and nobody could be asked (fallback `deny`). */
+  'no_approver',
+] as const;
+export type DecisionReason = (typeof DECISION_REASONS)[number];
+
+/** What the gate decided for one call that needed approval (the `approval_decided` payload, minus the key). */
+export interface ApprovalOutcome {
+  decision: ApprovalDecision;
+  reason: DecisionReason;
+}
+
+/**
+ * Denials that count towards the loop guard: a person said no, dismissed the form, or let it time out.
+ * Client failures (`invalid_response`, `elicitation_error`), refusals without a prompt and aborts do not.
+ */
+export function countsAsDenial(outcome: ApprovalOutcome): boolean {
+  return (
+    outcome.decision === 'denied' &&
+    (outcome.reason === 'user' ||
+      outcome.reason === 'declined' ||
+      outcome.reason === 'cancelled' ||
+      outcome.reason === 'timeout')
+  );
+}
+
+export const isApprovalDecision = (v: unknown): v is ApprovalDecision =>
+  typeof v === 'string' && (APPROVAL_DECISIONS as readonly string[]).includes(v);
+
+export const isDecisionReason = (v: unknown): v is DecisionReason =>
+  typeof v === 'string' && (DECISION_REASONS as readonly string[]).includes(v);

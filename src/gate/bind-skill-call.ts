@@ -1,0 +1,79 @@
+import type { Granularity } from '../config/approval-schema.js';
+import { SkillsError } from '../errors.js';
+import { approvalKey, sha256Hex, summarizeInput, type InputSummary } from './approval-key.js';
+import { canonicalJson } from '../canonical-json.js';
+
+/**
+ * The tool name bound into every skill-call key. A per-skill tool of an executable skill and
+ * `run_skill_script` of its entry point run the same thing, so they share keys: switching tools neither
+ * dodges the loop guard nor reuses a grant for something else.
+ */
+export const SKILL_CALL_TOOL = 'run_skill_script';
+
+/** A skill call as the runner has resolved it (stage 2 of DESIGN §6). */
+export interface SkillCall {
+  /** Skill name (frontmatter `name`). */
+  skill: string;
+  /** Script path relative to the skill folder, POSIX (`scripts/main.py`). */
+  script: string;
+  /** Content binding of the skill folder (64 lowercase hex). */
+  bundleSha256: string;
+  /** The JSON input as received (absent = `null`). */
+  input?: unknown;
+  /** Extra argv from the model (`run_skill_script.args`), never a shell string. */
+  args?: readonly string[];
+}
+
+/**
+ * The sanitized request hashed into the key. No model free text, reasons, timestamps or ids; no values in
+ * the clear. `exact` adds the input and args digests; `skill` leaves them out, so changing the input does
+ * not make a new key.
+ */
+export interface SkillCallRequest {
+  skill: string;
+  script: string;
+  bundle_sha256: string;
+  granularity: Granularity;
+  input_sha256?: string;
+  args_sha256?: string;
+}
+
+export interface BoundSkillCall {
+  /** Always {@link SKILL_CALL_TOOL}. */
+  tool: string;
+  request: SkillCallRequest;
+  /** Lowercase hex sha256 of `canonicalJson({tool, request})`. */
+  approvalKey: string;
+  /** Digest, size and key names of the input (for `tool_call_requested` and the approval message). */
+  input: InputSummary;
+  /** sha256 of the canonical JSON array of args (`[]` when none). */
+  argsSha256: string;
+}
+
+const SHA256_HEX = /^[0-9a-f]{64}$/;
+
+/** Binds a skill call to its content and (with `exact`) its input: the approval key and what it covers. */
+export function bindSkillCall(call: SkillCall, granularity: Granularity): BoundSkillCall {
+  if (!SHA256_HEX.test(call.bundleSha256)) {
+    throw new SkillsError('KEY_INVALID', 'bundle_sha256 must be 64 lowercase hex digits', {
+      details: { skill: call.skill },
+    });
+  }
+  if (call.skill === '' || call.script === '') {
+    throw new SkillsError('KEY_INVALID', 'a skill call needs a skill name and a script path');
+  }
+  const input = summarizeInput(call.input);
+  const argsSha256 = sha256Hex(canonicalJson(call.args ?? []));
+  const base = { skill: call.skill, script: call.script, bundle_sha256: call.bundleSha256 };
+  const request: SkillCallRequest =
+    granularity === 'exact'
+      ? { ...base, granularity, input_sha256: input.input_sha256, args_sha256: argsSha256 }
+      : { ...base, granularity };
+  return {
+    tool: SKILL_CALL_TOOL,
+    request,
+    approvalKey: approvalKey(SKILL_CALL_TOOL, request),
+    input,
+    argsSha256,
+  };
+}

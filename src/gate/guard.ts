@@ -1,0 +1,67 @@
+import type { Skill } from '../skills/types.js';
+import { RISK_ORDER, type RiskFinding, type RiskLevel } from './risk-patterns.js';
+import type { ScriptScan } from './scan-scripts.js';
+
+export type { RiskFinding, RiskLevel } from './risk-patterns.js';
+
+/** The guard's verdict on a skill call; part of `policy_decided` and of the approval message. */
+export interface Risk {
+  level: RiskLevel;
+  /** Rule id of the first most severe finding, or `no-findings`. */
+  code: string;
+  /** One line for people: the most severe findings, e.g. `scripts/install.sh:3 pipes a download…`. */
+  reason: string;
+  /** Every finding, most severe first (request findings before scan findings at the same level). */
+  findings: RiskFinding[];
+}
+
+export interface RiskInput {
+  skill: Pick<Skill, 'requests'>;
+  /** Result of `scanSkillScripts` for this skill's bundle (cache it per `bundle_sha256`). */
+  scan?: Pick<ScriptScan, 'findings'>;
+  /** The effective sandbox of this call, once resolved: `off` when the operator turned it off. */
+  sandbox?: 'required' | 'off';
+}
+
+const NO_SANDBOX_PROFILES = new Set(['off', 'none', 'unsandboxed']);
+
+/**
+ * Risk of one skill call. Asking for network, workspace writes or no sandbox ⇒ at least `medium`
+ * (the policy asks unless a rule allows); scan findings such as credential paths, `curl | sh`, encoded exec
+ * or shell rc writes ⇒ `high`. Pure: the scan is passed in.
+ */
+export function assessRisk({ skill, scan, sandbox }: RiskInput): Risk {
+  const requested: RiskFinding[] = [];
+  const medium = (rule: string, message: string): void => {
+    requested.push({ rule, level: 'medium', message });
+  };
+  if (skill.requests.network) medium('requests-network', 'asks for network access');
+  if (skill.requests.workspace === 'write')
+    medium('requests-workspace-write', 'asks to write to the workspace');
+  const profile = skill.requests.sandboxProfile;
+  if (sandbox === 'off' || (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))) {
+    medium('runs-without-sandbox', 'runs without a sandbox');
+  }
+  const findings = [...requested, ...(scan?.findings ?? [])]
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => RISK_ORDER[b.f.level] - RISK_ORDER[a.f.level] || a.i - b.i)
+    .map(({ f }) => f);
+  const top = findings[0];
+  if (top === undefined) return { level: 'low', code: 'no-findings', reason: 'no risk found', findings };
+  const worst = findings.filter((f) => f.level === top.level);
+  const shown = worst.slice(0, 3).map(describeFinding).join('; ');
+  const rest = findings.length - Math.min(3, worst.length);
+  const more = rest > 0 ? ` (+${rest} more)` : '';
+  return { level: top.level, code: top.rule, reason: shown + more, findings };
+}
+
+/** `scripts/x.sh:3 pipes a download…` or the bare message for request findings. */
+export function describeFinding(f: RiskFinding): string {
+  if (f.path === undefined || f.path === '') return f.message;
+  return `${f.path}${f.line === undefined ? '' : `:${f.line}`} ${f.message}`;
+}
+
+/** The higher of two levels. */
+export function maxRiskLevel(a: RiskLevel, b: RiskLevel): RiskLevel {
+  return RISK_ORDER[a] >= RISK_ORDER[b] ? a : b;
+}

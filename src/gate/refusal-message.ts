@@ -1,0 +1,83 @@
+import type { ApprovalConfig, PolicyAction } from '../config/approval-schema.js';
+import type { DecisionReason } from './approval-decision.js';
+import type { RiskLevel } from './risk-patterns.js';
+
+export interface RefusalContext {
+  skill: string;
+  script: string;
+  /** What the policy said before anyone could be asked. */
+  policy: PolicyAction;
+  /** The rule that decided (`PolicyDecision.rule`), for `rules` refusals. */
+  rule?: string;
+  risk: RiskLevel;
+  config: Pick<ApprovalConfig, 'fallback' | 'timeout_ms' | 'loop_guard'>;
+}
+
+const yamlScalar = (s: string): string => (/^[A-Za-z0-9][\w./-]*$/.test(s) ? s : JSON.stringify(s));
+
+/**
+ * The fail-closed message for a client that cannot show approval prompts (or `--no-elicitation`): says
+ * exactly what to put in `skills-mcp.yaml` to let this skill run, or why no config can (high risk).
+ */
+export function noApproverMessage(ctx: RefusalContext): string {
+  const target = `${ctx.skill}/${ctx.script}`;
+  const head =
+    `skills-mcp did not run ${target}: it needs approval, and no one can be asked here ` +
+    '(the client does not support MCP elicitation prompts, or they are turned off with --no-elicitation).';
+  if (ctx.risk === 'high') {
+    return (
+      `${head} The skill is rated high risk, and high-risk skills always need a person's approval. ` +
+      'Run it from a client that shows approval prompts (for example Claude Code, Cursor or VS Code), ' +
+      'or from a terminal with `skills-mcp run`.'
+    );
+  }
+  const snippet = ['approval:'];
+  if (ctx.config.fallback === 'deny') {
+    snippet.push('  fallback: rules-only   # without a prompt, let the rules decide');
+  }
+  if (ctx.policy !== 'allow') {
+    snippet.push(
+      '  rules:',
+      `    - skill: ${yamlScalar(ctx.skill)}`,
+      `      script: ${yamlScalar(ctx.script)}   # omit this line to allow every script of the skill`,
+      '      action: allow',
+    );
+  }
+  return [
+    head,
+    'To let it run without a prompt, add this to skills-mcp.yaml (merge with an existing `approval:` section), then restart skills-mcp:',
+    '',
+    '```yaml',
+    ...snippet,
+    '```',
+  ].join('\n');
+}
+
+/** A tool-result text for a refused call that a model can act on (and a person can read). */
+export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): string {
+  const target = `${ctx.skill}/${ctx.script}`;
+  const stop = 'Do not retry this call; ask the user how to proceed.';
+  switch (reason) {
+    case 'no_approver':
+      return noApproverMessage(ctx);
+    case 'rules':
+      return `The policy in skills-mcp.yaml does not allow running ${target} (${ctx.rule ?? 'policy'}).`;
+    case 'loop_guard':
+      return `The user denied ${target} ${ctx.config.loop_guard} times in this session; skills-mcp will not ask again. ${stop}`;
+    case 'session_aborted':
+      return 'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
+    case 'user':
+    case 'declined':
+      return `The user denied running ${target}. ${stop}`;
+    case 'cancelled':
+      return `The user dismissed the approval request for ${target}; it was not run. ${stop}`;
+    case 'timeout':
+      return `No one answered the approval request for ${target} within ${Math.round(ctx.config.timeout_ms / 1000)} s; it was not run.`;
+    case 'invalid_response':
+      return `The client sent an invalid answer to the approval request for ${target}; it was not run.`;
+    case 'elicitation_error':
+      return `The approval request for ${target} failed in the client; it was not run.`;
+    case 'cached':
+      return `${target} was approved earlier in this session.`;
+  }
+}

@@ -1,0 +1,129 @@
+import { describe, expect, it } from 'vitest';
+import { ApprovalConfigSchema, type ApprovalConfigInput } from '../../src/config/approval-schema.js';
+import { decide } from '../../src/gate/policy.js';
+import type { RiskLevel } from '../../src/gate/guard.js';
+
+const run = (config: ApprovalConfigInput, level: RiskLevel, skill = 'pdf', script = 'scripts/fill.py') =>
+  decide({
+    skill,
+    script,
+    risk: { level, reason: `${level} reason` },
+    config: ApprovalConfigSchema.parse(config),
+  });
+
+describe('decide', () => {
+  it.each<[string, ApprovalConfigInput, RiskLevel, string, string]>([
+    ['default config asks', {}, 'low', 'ask', 'mode: ask (no rule matched)'],
+    ['mode allow, low risk', { mode: 'allow' }, 'low', 'allow', 'mode: allow (no rule matched)'],
+    ['mode deny', { mode: 'deny' }, 'low', 'deny', 'mode: deny (no rule matched)'],
+    [
+      'mode allow, medium risk, no rule → ask',
+      { mode: 'allow' },
+      'medium',
+      'ask',
+      'mode: allow (medium risk, no rule matched)',
+    ],
+    [
+      'an allow rule, medium risk → allow',
+      { rules: [{ skill: 'pdf', action: 'allow' }] },
+      'medium',
+      'allow',
+      'rules[0] (skill: pdf → allow)',
+    ],
+    ['mode allow + high_risk ask → ask', { mode: 'allow' }, 'high', 'ask', 'high_risk: ask'],
+    [
+      'an allow rule + high risk → ask',
+      { rules: [{ skill: 'pdf', action: 'allow' }] },
+      'high',
+      'ask',
+      'high_risk: ask',
+    ],
+    [
+      'high_risk deny beats an allow rule',
+      { high_risk: 'deny', rules: [{ skill: 'pdf', action: 'allow' }] },
+      'high',
+      'deny',
+      'high_risk: deny',
+    ],
+    [
+      'high_risk deny, low risk allowed',
+      { high_risk: 'deny', mode: 'allow' },
+      'low',
+      'allow',
+      'mode: allow (no rule matched)',
+    ],
+    ['mode deny + high risk stays deny', { mode: 'deny' }, 'high', 'deny', 'mode: deny (no rule matched)'],
+    [
+      'an ask rule + high risk asks by that rule',
+      { rules: [{ skill: 'pdf', action: 'ask' }] },
+      'high',
+      'ask',
+      'rules[0] (skill: pdf → ask)',
+    ],
+    [
+      'mode deny, allow rule → allow',
+      { mode: 'deny', rules: [{ skill: 'pdf', action: 'allow' }] },
+      'low',
+      'allow',
+      'rules[0] (skill: pdf → allow)',
+    ],
+    [
+      'first match wins (allow before ask)',
+      {
+        rules: [
+          { skill: 'pdf', script: 'scripts/fill.py', action: 'allow' },
+          { skill: 'pdf', action: 'ask' },
+        ],
+      },
+      'low',
+      'allow',
+      'rules[0] (skill: pdf, script: scripts/fill.py → allow)',
+    ],
+    [
+      'first match wins (ask before allow)',
+      {
+        mode: 'allow',
+        rules: [
+          { skill: 'pdf', action: 'ask' },
+          { skill: '*', action: 'allow' },
+        ],
+      },
+      'low',
+      'ask',
+      'rules[0] (skill: pdf → ask)',
+    ],
+    [
+      'deny beats an earlier allow',
+      {
+        rules: [
+          { skill: '*', action: 'allow' },
+          { skill: 'pdf', script: '*.py', action: 'deny' },
+        ],
+      },
+      'low',
+      'deny',
+      'rules[1] (skill: pdf, script: *.py → deny)',
+    ],
+    [
+      'a non-matching deny does nothing',
+      {
+        rules: [
+          { skill: '*', action: 'allow' },
+          { skill: 'pdf', script: 'other.py', action: 'deny' },
+        ],
+      },
+      'low',
+      'allow',
+      'rules[0] (skill: * → allow)',
+    ],
+  ])('%s', (_name, config, level, decision, rule) => {
+    expect(run(config, level)).toMatchObject({ decision, rule });
+  });
+
+  it('says why in the reason', () => {
+    expect(run({ mode: 'allow' }, 'high').reason).toContain('high reason');
+    expect(run({ rules: [{ skill: 'pdf', action: 'deny' }] }, 'low').reason).toBe(
+      'a deny rule matches pdf/scripts/fill.py',
+    );
+  });
+});

@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import type { PolicyAction } from '../../src/config/approval-schema.js';
+import { resolveGate } from '../../src/gate/resolve-gate.js';
+import type { SessionCheck } from '../../src/gate/session-state.js';
+
+type Fallback = 'deny' | 'rules-only';
+const gate = (policy: PolicyAction, check: SessionCheck, canAsk: boolean, fallback: Fallback = 'deny') =>
+  resolveGate({
+    policy: { decision: policy },
+    session: { check: () => check },
+    approvalKey: 'k',
+    canAsk,
+    config: { fallback },
+  });
+
+describe('resolveGate', () => {
+  it.each<[PolicyAction, SessionCheck, boolean, Fallback, string, string | undefined]>([
+    ['allow', 'ask', true, 'deny', 'run', 'rules'],
+    ['deny', 'ask', true, 'deny', 'refuse', 'rules'],
+    ['ask', 'ask', true, 'deny', 'ask', undefined],
+    ['ask', 'cached', true, 'deny', 'run', 'cached'],
+    ['ask', 'loop_guard', true, 'deny', 'refuse', 'loop_guard'],
+    ['ask', 'session_aborted', true, 'deny', 'refuse', 'session_aborted'],
+    ['allow', 'session_aborted', true, 'deny', 'refuse', 'session_aborted'],
+    ['deny', 'session_aborted', true, 'deny', 'refuse', 'session_aborted'],
+    // no one can be asked
+    ['ask', 'ask', false, 'deny', 'refuse', 'no_approver'],
+    ['allow', 'ask', false, 'deny', 'refuse', 'no_approver'],
+    ['deny', 'ask', false, 'deny', 'refuse', 'rules'],
+    ['allow', 'ask', false, 'rules-only', 'run', 'rules'],
+    ['ask', 'ask', false, 'rules-only', 'refuse', 'no_approver'],
+    ['deny', 'ask', false, 'rules-only', 'refuse', 'rules'],
+  ])(
+    'policy %s, session %s, canAsk %s, fallback %s → %s (%s)',
+    (policy, check, canAsk, fallback, action, reason) => {
+      const out = gate(policy, check, canAsk, fallback);
+      expect(out.action).toBe(action);
+      expect('outcome' in out ? out.outcome.reason : undefined).toBe(reason);
+      if (out.action === 'run') expect(out.outcome.decision).toBe('approved');
+      if (out.action === 'refuse') expect(out.outcome.decision).toBe('denied');
+    },
+  );
+});
