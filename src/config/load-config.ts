@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { dirname, isAbsolute, resolve } from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { createRequire } from 'node:module';
+import type * as Yaml from 'yaml';
 import type * as z from 'zod';
 import { SkillsError } from '../errors.js';
 import { ConfigSchema, type Config, type ConfigInput } from './config-schema.js';
@@ -52,11 +53,13 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
 }
 
 function readConfigFile(file: string): Record<string, unknown> {
+  // Loaded only when there is a config file: most runs have none, and start-up time matters.
+  const yaml = createRequire(import.meta.url)('yaml') as typeof Yaml;
   let data: unknown;
   try {
-    data = parseYaml(readFileSync(file, 'utf8'));
+    data = yaml.parse(readFileSync(file, 'utf8'));
   } catch (e) {
-    const line = e instanceof YAMLParseError ? e.linePos?.[0]?.line : undefined;
+    const line = e instanceof yaml.YAMLParseError ? e.linePos?.[0]?.line : undefined;
     const msg = e instanceof Error ? (e.message.split('\n')[0] ?? e.message) : String(e);
     throw invalid([`${file}${line === undefined ? '' : `:${line}`}: invalid YAML: ${msg}`]);
   }

@@ -30,7 +30,7 @@ export function loadCatalog(roots: readonly string[]): Catalog {
   const lint: Finding[] = [...discoveryFindings];
   const byName = new Map<string, Skill>();
   for (const c of candidates) {
-    const loaded = loadSkill(c.dir, c.root, c.folderName);
+    const loaded = loadSkill(c.dir, c.root, c.folderName, c.skillFile);
     findings.push(...loaded.findings);
     lint.push(...loaded.lint);
     const skill = loaded.skill;

@@ -11,6 +11,8 @@ export interface SkillCandidate {
   root: string;
   /** The folder name as found (a symlink's own name). */
   folderName: string;
+  /** `SKILL.md` or `skill.md`. */
+  skillFile: string;
 }
 
 export interface Discovery {
@@ -40,10 +42,10 @@ export function discoverSkills(roots: readonly string[]): Discovery {
     }
   }
   const seen = new Set<string>();
-  const add = (dir: string, root: string, folderName: string) => {
+  const add = (dir: string, root: string, folderName: string, skillFile: string) => {
     if (seen.has(dir)) return;
     seen.add(dir);
-    candidates.push({ dir, root, folderName });
+    candidates.push({ dir, root, folderName, skillFile });
   };
   const scan = (folder: string, root: string) => {
     let entries;
@@ -55,8 +57,14 @@ export function discoverSkills(roots: readonly string[]): Discovery {
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-      if (!e.isDirectory() && !e.isSymbolicLink()) continue;
       const path = join(folder, e.name);
+      if (e.isDirectory()) {
+        // `folder` is a realpath, so a plain subfolder's path is real too: no realpath call needed.
+        const skillFile = skillFileOf(path);
+        if (skillFile !== undefined) add(path, root, e.name, skillFile);
+        continue;
+      }
+      if (!e.isSymbolicLink()) continue;
       let real: string;
       try {
         real = realpathSync(path);
@@ -64,8 +72,9 @@ export function discoverSkills(roots: readonly string[]): Discovery {
       } catch {
         continue;
       }
-      if (skillFileOf(real) === undefined) continue;
-      if (e.isSymbolicLink() && !realRoots.some((r) => isInside(r, real))) {
+      const skillFile = skillFileOf(real);
+      if (skillFile === undefined) continue;
+      if (!realRoots.some((r) => isInside(r, real))) {
         findings.push({
           path,
           rule: 'symlink-outside-root',
@@ -74,12 +83,13 @@ export function discoverSkills(roots: readonly string[]): Discovery {
         });
         continue;
       }
-      add(real, root, e.name);
+      add(real, root, e.name, skillFile);
     }
   };
   for (const root of realRoots) {
-    if (skillFileOf(root) !== undefined) {
-      add(root, root, root.split('/').pop() ?? root);
+    const rootSkillFile = skillFileOf(root);
+    if (rootSkillFile !== undefined) {
+      add(root, root, root.split('/').pop() ?? root, rootSkillFile);
       continue;
     }
     scan(root, root);

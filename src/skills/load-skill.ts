@@ -37,8 +37,12 @@ export function skillFileOf(dir: string): string | undefined {
  * Loads one skill folder. `dir` is a realpath that holds a skill file. Never throws: a skill that cannot be served is
  * returned without `skill` and with the finding that says why.
  */
-export function loadSkill(dir: string, root: string, folderName = basename(dir)): SkillLoad {
-  const skillFile = skillFileOf(dir) ?? 'SKILL.md';
+export function loadSkill(
+  dir: string,
+  root: string,
+  folderName = basename(dir),
+  skillFile = skillFileOf(dir) ?? 'SKILL.md',
+): SkillLoad {
   const path = join(dir, skillFile);
   const skip = (finding: Finding): SkillLoad => ({ findings: [finding], lint: [finding] });
   const size = statSync(path).size;

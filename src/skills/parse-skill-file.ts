@@ -1,10 +1,10 @@
-import matter from 'gray-matter';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { createRequire } from 'node:module';
 import type { Finding } from './types.js';
+import { parseFlatYaml } from './parse-flat-yaml.js';
 
 export interface ParsedSkillFile {
   frontmatter: Record<string, unknown>;
-  /** The raw frontmatter text, for locating keys by line. */
+  /** The raw frontmatter text (what follows the opening `---` up to the closing line), for locating keys. */
   rawFrontmatter: string;
   body: string;
   /** 1-based line where the body starts. */
@@ -15,28 +15,46 @@ export type ParseOutcome = { ok: true; parsed: ParsedSkillFile } | { ok: false; 
 
 class RefusedEngine extends Error {}
 
-const refuse = (language: string) => () => {
-  throw new RefusedEngine(language);
-};
+type GrayMatter = (input: string, options: object) => { data: unknown; content: string; matter: string };
+interface YamlModule {
+  parse(text: string, options: object): unknown;
+  YAMLParseError: new (...args: never[]) => Error & { linePos?: [{ line: number }] };
+}
 
 /**
- * gray-matter configured so frontmatter can never execute code: YAML goes to the `yaml` package (no custom tags),
- * and every other engine — including gray-matter's built-in `---js` / `---javascript` eval — throws. Passing options
- * also keeps gray-matter from caching by content, so reloads see the bytes on disk.
+ * The full parser, loaded on first need (most skills take the flat fast path, and start-up time matters):
+ * gray-matter configured so frontmatter can never execute code — YAML goes to the `yaml` package, and every other
+ * engine, including gray-matter's built-in `---js` / `---javascript` eval, throws. Passing options also keeps
+ * gray-matter from caching by content, so reloads see the bytes on disk.
  */
-const MATTER_OPTIONS = {
-  language: 'yaml',
-  engines: {
-    yaml: (text: string): object =>
-      (parseYaml(text, { prettyErrors: true, maxAliasCount: 100 }) ?? {}) as object,
-    javascript: refuse('javascript'),
-    coffee: refuse('coffee'),
-    json: refuse('json'),
-    toml: refuse('toml'),
-  },
-};
+function fullParser(): { matter: GrayMatter; yaml: YamlModule; options: object } {
+  const require = createRequire(import.meta.url);
+  const yaml = require('yaml') as YamlModule;
+  const refuse = (language: string) => () => {
+    throw new RefusedEngine(language);
+  };
+  const options = {
+    language: 'yaml',
+    engines: {
+      yaml: (text: string): object =>
+        (yaml.parse(text, { prettyErrors: true, maxAliasCount: 100 }) ?? {}),
+      javascript: refuse('javascript'),
+      coffee: refuse('coffee'),
+      json: refuse('json'),
+      toml: refuse('toml'),
+    },
+  };
+  return { matter: require('gray-matter') as GrayMatter, yaml, options };
+}
 
 const decoder = new TextDecoder('utf-8', { fatal: true });
+const CLOSING = /\n---[ \t]*(?:\n|$)/g;
+
+const countLines = (s: string): number => {
+  let n = 0;
+  for (let i = s.indexOf('\n'); i !== -1; i = s.indexOf('\n', i + 1)) n++;
+  return n;
+};
 
 /** Decodes and parses a SKILL.md. Never throws: a file that cannot be read as a skill gives one finding. */
 export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
@@ -59,8 +77,8 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
       1,
     );
   }
-  const firstLine = text.slice(0, text.indexOf('\n') === -1 ? text.length : text.indexOf('\n'));
-  const language = firstLine.slice(3).trim();
+  const firstEnd = text.indexOf('\n') === -1 ? text.length : text.indexOf('\n');
+  const language = text.slice(3, firstEnd).trim();
   if (language !== '' && language.toLowerCase() !== 'yaml' && language.toLowerCase() !== 'yml') {
     return fail(
       'frontmatter-engine',
@@ -68,12 +86,41 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
       1,
     );
   }
-  if (!/\n---[ \t]*(\n|$)/.test(text.slice(3))) {
+  CLOSING.lastIndex = 3;
+  const close = CLOSING.exec(text);
+  if (close === null) {
     return fail('frontmatter-yaml', 'the frontmatter is not closed: add a line holding only --- after it', 1);
   }
-  let file: matter.GrayMatterFile<string>;
+  const rawFrontmatter = text.slice(firstEnd, close.index);
+  const afterClose = close.index + close[0].length;
+  // Fast path: flat `key: text` frontmatter, split where gray-matter would split it too.
+  const plainClose = close[0] === '\n---\n' || close[0] === '\n---';
+  const flat =
+    plainClose && text.indexOf('\n---', 3) === close.index ? parseFlatYaml(rawFrontmatter) : undefined;
+  if (flat !== undefined) {
+    const body = text.slice(afterClose);
+    return {
+      ok: true,
+      parsed: {
+        frontmatter: flat,
+        rawFrontmatter,
+        body,
+        bodyLine: countLines(text.slice(0, afterClose)) + 1,
+      },
+    };
+  }
+  return parseWithGrayMatter(text, fail);
+}
+
+/** The full path (gray-matter + yaml) for any frontmatter; exported so tests can compare it with the fast path. */
+export function parseWithGrayMatter(
+  text: string,
+  fail: (rule: string, message: string, line?: number) => ParseOutcome,
+): ParseOutcome {
+  const { matter, yaml, options } = fullParser();
+  let file: ReturnType<GrayMatter>;
   try {
-    file = matter(text, MATTER_OPTIONS as unknown as Parameters<typeof matter>[1]);
+    file = matter(text, options);
   } catch (e) {
     if (e instanceof RefusedEngine) {
       return fail(
@@ -82,18 +129,17 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
         1,
       );
     }
-    if (e instanceof YAMLParseError) {
-      const line = e.linePos?.[0]?.line;
+    if (e instanceof yaml.YAMLParseError) {
       const first = (e.message.split('\n')[0] ?? e.message).replace(/:\s*$/, '');
-      return fail('frontmatter-yaml', `invalid YAML frontmatter: ${first}`, line);
+      return fail('frontmatter-yaml', `invalid YAML frontmatter: ${first}`, e.linePos?.[0]?.line);
     }
     return fail('frontmatter-yaml', `invalid frontmatter: ${e instanceof Error ? e.message : String(e)}`, 1);
   }
-  const data: unknown = file.data;
+  const data = file.data;
   if (data === null || typeof data !== 'object' || Array.isArray(data)) {
     return fail('frontmatter-yaml', 'the frontmatter must be a YAML mapping (key: value lines)', 2);
   }
-  const bodyLine = text.split('\n').length - file.content.split('\n').length + 1;
+  const bodyLine = countLines(text) - countLines(file.content) + 1;
   return {
     ok: true,
     parsed: {
