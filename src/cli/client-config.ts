@@ -1,6 +1,7 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { isLoopbackHost } from '../transport/http/is-loopback-host.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
@@ -28,6 +29,7 @@ export function runClientConfig(args: string[], io: CliIo): ExitCode {
       config: { type: 'string' },
       name: { type: 'string' },
       npx: { type: 'boolean' },
+      http: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
     allowPositionals: true,
@@ -46,6 +48,13 @@ export function runClientConfig(args: string[], io: CliIo): ExitCode {
   if (!/^[a-zA-Z0-9_-]{1,40}$/.test(name)) {
     io.err('skills-mcp config: --name must be 1–40 chars of letters, digits, _ and -\n');
     return 2;
+  }
+  if (values.http !== undefined) {
+    if (values.skills !== undefined || values.npx === true) {
+      io.err('skills-mcp config: --http points at a running server; --skills and --npx do not apply\n');
+      return 2;
+    }
+    return printRemoteSnippet(client, name, values.http, io);
   }
   const loaded = resolveConfig(io, defined({ skills: values.skills }), values.config);
   if (loaded === undefined) return 2;
@@ -76,6 +85,50 @@ export function runClientConfig(args: string[], io: CliIo): ExitCode {
       break;
   }
   io.err(`${WHERE[client]}\n`);
+  io.out(`${snippet}\n`);
+  return 0;
+}
+
+/** Snippets for a running `skills-mcp --http`: each client's own spelling of a Streamable HTTP entry. */
+function printRemoteSnippet(client: Client, name: string, url: string, io: CliIo): ExitCode {
+  const parsed = URL.canParse(url) ? new URL(url) : undefined;
+  if (parsed === undefined || (parsed.protocol !== 'http:' && parsed.protocol !== 'https:')) {
+    io.err(
+      `skills-mcp config: --http needs an http(s) URL such as http://127.0.0.1:3333/mcp, got "${url}"\n`,
+    );
+    return 2;
+  }
+  const needsToken = !isLoopbackHost(parsed.hostname);
+  const headers = needsToken ? { headers: { Authorization: 'Bearer <token>' } } : {};
+  let snippet: string;
+  switch (client) {
+    case 'claude-desktop':
+    case 'cursor':
+      snippet = JSON.stringify({ mcpServers: { [name]: { url, ...headers } } }, null, 2);
+      break;
+    case 'cline':
+      snippet = JSON.stringify(
+        {
+          mcpServers: {
+            [name]: { type: 'streamableHttp', url, ...headers, disabled: false, autoApprove: [] },
+          },
+        },
+        null,
+        2,
+      );
+      break;
+    case 'vscode':
+      snippet = JSON.stringify({ servers: { [name]: { type: 'http', url, ...headers } } }, null, 2);
+      break;
+    case 'claude-code':
+      snippet = ['claude', 'mcp', 'add', '--transport', 'http', name, url]
+        .concat(needsToken ? ['--header', 'Authorization: Bearer <token>'] : [])
+        .map(shellQuote)
+        .join(' ');
+      break;
+  }
+  io.err(`${WHERE[client]}\n`);
+  if (needsToken) io.err("Replace <token> with the server's token (its --token-file or SKILLS_MCP_TOKEN).\n");
   io.out(`${snippet}\n`);
   return 0;
 }

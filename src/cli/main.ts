@@ -1,8 +1,10 @@
+import { resolveAuditPath, takeGlobalFlags } from './audit-path.js';
 import { runClientConfig } from './client-config.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { runLint } from './lint.js';
 import { runList } from './list.js';
+import { defined, resolveConfig } from './resolve-config.js';
 import { runServe } from './serve.js';
 import { packageVersion } from './version.js';
 
@@ -25,6 +27,14 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         return runList(rest, io);
       case 'config':
         return runClientConfig(rest, io);
+      case 'audit': {
+        const { rest: auditArgs, audit, config } = takeGlobalFlags(rest);
+        const loaded = resolveConfig(io, defined({ audit }), config);
+        if (loaded === undefined) return 2;
+        // Loaded on demand: better-sqlite3 stays off the start-up path of every other command.
+        const { runAudit } = await import('./audit.js');
+        return await runAudit(auditArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
+      }
       case 'serve':
         return await runServe(rest, io, stdin);
       default:

@@ -1,8 +1,86 @@
-import type { ExitCode } from './io.js';
+import { readFileSync, statSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { isSkillsError, SkillsError } from '../errors.js';
+import { serveOverHttp, type HttpServing } from '../transport/http/serve-over-http.js';
+import type { CliIo, ExitCode } from './io.js';
 import type { ServeContext } from './serve-context.js';
 
-/** Serves Streamable HTTP until SIGINT/SIGTERM. */
-export function runHttp(ctx: ServeContext): Promise<ExitCode> {
-  ctx.io.err('skills-mcp: --http is not available in this build yet; serve over stdio instead.\n');
-  return Promise.resolve(2);
+const MIN_TOKEN_LENGTH = 16;
+
+/**
+ * The bearer token from `http.token_file` (flag --token-file) or SKILLS_MCP_TOKEN; undefined when neither is set.
+ * Both at once is refused: which one wins would be a guess, and for a secret a wrong guess locks people out.
+ */
+export function readToken(tokenFile: string | undefined, io: CliIo): string | undefined {
+  const fromEnv = io.env.SKILLS_MCP_TOKEN;
+  if (tokenFile !== undefined && fromEnv !== undefined && fromEnv !== '') {
+    throw new SkillsError('CONFIG_INVALID', 'both SKILLS_MCP_TOKEN and a token file are set', {
+      hint: 'Use one of them.',
+    });
+  }
+  let token = fromEnv;
+  if (tokenFile !== undefined) {
+    const path = resolve(io.cwd, tokenFile);
+    try {
+      token = readFileSync(path, 'utf8').trim();
+    } catch (cause) {
+      throw new SkillsError('CONFIG_INVALID', `cannot read the token file ${tokenFile}`, { cause });
+    }
+    if ((statSync(path).mode & 0o077) !== 0)
+      io.err(`skills-mcp: warning: the token file ${tokenFile} is readable by other users (chmod 600 it)\n`);
+  }
+  if (token === undefined || token === '') return undefined;
+  if (token.length < MIN_TOKEN_LENGTH || !/^[\x21-\x7e]+$/.test(token)) {
+    throw new SkillsError(
+      'CONFIG_INVALID',
+      `the token must be at least ${MIN_TOKEN_LENGTH} printable characters without spaces`,
+      { hint: 'Generate one with `openssl rand -hex 32`.' },
+    );
+  }
+  return token;
+}
+
+/** Serves Streamable HTTP until SIGINT/SIGTERM (a second signal stops without waiting for running requests). */
+export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
+  const { config, log, io } = ctx;
+  let serving: HttpServing;
+  try {
+    const token = readToken(config.http.token_file, io);
+    serving = await serveOverHttp({
+      server: ctx.server,
+      log,
+      host: config.http.host,
+      port: config.http.port,
+      token,
+      allowedHosts: config.http.allowed_hosts,
+      allowedOrigins: config.http.allowed_origins,
+    });
+    log.info({ url: serving.url, auth: token === undefined ? 'none' : 'bearer' }, 'serving Streamable HTTP');
+  } catch (e) {
+    if (!isSkillsError(e) || e.code !== 'CONFIG_INVALID') throw e;
+    io.err(`skills-mcp: ${e.message}${e.hint === undefined ? '' : `\n  ${e.hint}`}\n`);
+    return 2;
+  }
+  io.err(
+    `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over Streamable HTTP at ${serving.url}\n` +
+      `Health check: ${serving.url.replace(/\/mcp$/, '/healthz')}. Press Ctrl+C to stop.\n`,
+  );
+  let signals = 0;
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((r) => (resolveStopped = r));
+  const stop = (signal: string) => {
+    signals++;
+    log.info({ signal, force: signals > 1 }, 'stopping');
+    serving
+      .close({ force: signals > 1 })
+      .catch((err: unknown) => log.error({ err }, 'error while stopping'))
+      .finally(resolveStopped);
+  };
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  await stopped;
+  process.off('SIGINT', stop);
+  process.off('SIGTERM', stop);
+  log.info('stopped');
+  return 0;
 }

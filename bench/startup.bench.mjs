@@ -1,0 +1,734 @@
+// Start-up and warm-call benchmark (issue 2, "npm run bench").
+//
+// Measures, with the real @modelcontextprotocol/client over stdio (legacy era, as most hosts speak today):
+//   - spawn → initialize → tools/list wall time of `node dist/cli.js` serving 10, 100 and 1,000 generated skills,
+//     interleaved round-robin with a bare SDK v2 server that registers 100 trivial tools (bench/bare-server.mjs)
+//     and with `node -e 0` spawn → exit (the floor), so machine noise hits every configuration alike;
+//   - the server's peak RSS (VmHWM from /proc/<pid>/status, read after tools/list, before the client closes);
+//   - warm per-call latency of a per-skill tool (10 skills) next to the bare server's trivial tool.
+// Prints a table with the targets of issue 2 and writes bench/results/startup.json with every raw sample.
+//
+// Needs a built dist/ (`npm run bench` builds first). Knobs: BENCH_RUNS (start-up runs per configuration, ≥ 10,
+// default 15), BENCH_CALLS (measured warm calls, ≥ 100, default 200), BENCH_TOOLS (passed as --tools, default: the
+// server's default, auto), BENCH_KEEP=1 keeps the generated skills folder, BENCH_CLI runs another build's cli.js
+// (e.g. a snapshot of dist/ while others rebuild it).
+import { Buffer } from 'node:buffer';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { clearTimeout, setTimeout } from 'node:timers';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(repo, 'dist', 'cli.js');
+const BARE = join(here, 'bare-server.mjs');
+const RESULTS = join(here, 'results', 'startup.json');
+
+const intEnv = (name, fallback, min) => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer ≥ ${min} (got ${raw})`);
+  return v;
+};
+const RUNS = intEnv('BENCH_RUNS', 15, 10);
+const CALLS = intEnv('BENCH_CALLS', 200, 100);
+const WARMUP_CALLS = 20;
+const SIZES = [10, 100, 1000];
+const TOOLS_MODE = process.env.BENCH_TOOLS || undefined;
+const START_TIMEOUT_MS = 120_000;
+const CALL_TIMEOUT_MS = 30_000;
+
+const TARGETS = {
+  ratio100: 1.1,
+  ratio1000: 1.5,
+  rss1000MiB: 100,
+  warmCallMs: 1,
+};
+
+const REFERENCE =
+  'node -e 0 62 ms, bare server 230 ms; best TypeScript peer 332 ms at 100 skills, 503 ms / 127 MiB at 1,000, 0.5 ms warm call';
+
+const out = (line = '') => void process.stdout.write(`${line}\n`);
+const note = (line) => void process.stderr.write(`startup.bench: ${line}\n`);
+
+// ---------------------------------------------------------------------------------------------------------------
+// Statistics
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+const median = (xs) => {
+  const s = sorted(xs);
+  const m = s.length >> 1;
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+/** Nearest-rank percentile (p95 of 15 samples is the largest; of 200, the 190th). */
+const percentile = (xs, p) => {
+  const s = sorted(xs);
+  return s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
+};
+const round = (x, digits = 2) => (x === undefined || x === null ? null : Number(x.toFixed(digits)));
+
+// ---------------------------------------------------------------------------------------------------------------
+// Skill generation: deterministic (seeded), realistic SKILL.md files of a few KB, some with scripts/ and references/.
+
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const VERBS = [
+  'analyze',
+  'audit',
+  'build',
+  'convert',
+  'draft',
+  'extract',
+  'format',
+  'migrate',
+  'review',
+  'summarize',
+];
+const NOUNS = [
+  'api-spec',
+  'changelog',
+  'csv-data',
+  'dockerfile',
+  'invoice',
+  'k8s-manifest',
+  'log-file',
+  'pdf-form',
+  'sql-schema',
+  'test-suite',
+  'release-notes',
+  'terraform-plan',
+];
+const WORDS = (
+  'the skill reads input carefully and checks each field before it writes output so the user gets a result ' +
+  'that is correct complete and easy to review when a value is missing ask for it instead of guessing prefer ' +
+  'small focused changes keep the original structure explain every assumption in one short sentence use the ' +
+  'project conventions for names dates and units quote exact error messages and never invent data'
+).split(' ');
+
+function sentence(r, min = 8, max = 20) {
+  const n = min + Math.floor(r() * (max - min));
+  const words = Array.from({ length: n }, () => WORDS[Math.floor(r() * WORDS.length)]);
+  words[0] = words[0][0].toUpperCase() + words[0].slice(1);
+  return `${words.join(' ')}.`;
+}
+const paragraph = (r, sentences) => Array.from({ length: sentences }, () => sentence(r)).join(' ');
+
+function skillMarkdown(r, name, verb, noun, hasScript, hasReference) {
+  const topic = noun.replace(/-/g, ' ');
+  const description =
+    `${verb[0].toUpperCase()}${verb.slice(1)}s ${topic} files and reports problems with concrete fixes. ` +
+    `Use when the user shares a ${topic}, asks to ${verb} one, or wants a checklist before publishing it. ` +
+    sentence(r, 6, 14);
+  const lines = [
+    '---',
+    `name: ${name}`,
+    `description: ${JSON.stringify(description)}`,
+    'license: MIT',
+    'metadata:',
+    '  author: skills-mcp-bench',
+    `  category: ${noun.split('-')[0]}`,
+    '---',
+    '',
+    `# ${verb[0].toUpperCase()}${verb.slice(1)} ${topic}`,
+    '',
+    paragraph(r, 4),
+    '',
+  ];
+  const sections = 4 + Math.floor(r() * 4);
+  for (let s = 1; s <= sections; s++) {
+    lines.push(`## ${s}. ${sentence(r, 3, 6).slice(0, -1)}`, '', paragraph(r, 3 + Math.floor(r() * 4)), '');
+    for (let b = 0; b < 3 + Math.floor(r() * 3); b++) lines.push(`- ${sentence(r, 6, 14)}`);
+    lines.push('');
+    if (s === 2) {
+      lines.push(
+        '```bash',
+        `# check the ${topic} before you change it`,
+        `grep -n "TODO" "$FILE" | head -20`,
+        '```',
+        '',
+      );
+    }
+  }
+  if (hasScript) {
+    lines.push(
+      '## Helper script',
+      '',
+      `Run \`python3 scripts/check_${noun.replace(/-/g, '_')}.py FILE\` and read its JSON output before editing.`,
+      '',
+    );
+  }
+  if (hasReference) {
+    lines.push(
+      '## Reference',
+      '',
+      'The full field list is in [references/REFERENCE.md](references/REFERENCE.md).',
+      '',
+    );
+  }
+  return lines.join('\n');
+}
+
+function scriptFile(r, noun) {
+  return [
+    '#!/usr/bin/env python3',
+    `"""Checks a ${noun.replace(/-/g, ' ')} file and prints findings as JSON."""`,
+    'import json',
+    'import sys',
+    '',
+    '',
+    'def main(path):',
+    '    findings = []',
+    '    with open(path, encoding="utf-8") as f:',
+    '        for number, line in enumerate(f, 1):',
+    '            if "TODO" in line or len(line) > 200:',
+    '                findings.append({"line": number, "text": line.strip()[:80]})',
+    '    print(json.dumps({"path": path, "findings": findings}, indent=2))',
+    '',
+    '',
+    '# ' + sentence(r),
+    'if __name__ == "__main__":',
+    '    main(sys.argv[1])',
+    '',
+  ].join('\n');
+}
+
+function referenceFile(r, noun) {
+  const lines = [`# ${noun} reference`, ''];
+  lines.push('| Field | Required | Meaning |', '| --- | --- | --- |');
+  for (let i = 0; i < 25; i++)
+    lines.push(`| field_${i} | ${r() < 0.5 ? 'yes' : 'no'} | ${sentence(r, 5, 12)} |`);
+  lines.push('', paragraph(r, 8), '');
+  return lines.join('\n');
+}
+
+/** Writes `count` skill folders under `dir`; returns the total bytes written. */
+function generateSkills(dir, count, seed) {
+  const r = rng(seed);
+  let bytes = 0;
+  const write = (path, text) => {
+    mkdirSync(dirname(path), { recursive: true });
+    writeFileSync(path, text);
+    bytes += Buffer.byteLength(text);
+  };
+  for (let i = 0; i < count; i++) {
+    const verb = VERBS[i % VERBS.length];
+    const noun = NOUNS[Math.floor(i / VERBS.length) % NOUNS.length];
+    const name = `${verb}-${noun}-${String(i).padStart(4, '0')}`;
+    const hasScript = i % 3 === 0;
+    const hasReference = i % 4 === 1;
+    const skillDir = join(dir, name);
+    write(join(skillDir, 'SKILL.md'), skillMarkdown(r, name, verb, noun, hasScript, hasReference));
+    if (hasScript)
+      write(join(skillDir, 'scripts', `check_${noun.replace(/-/g, '_')}.py`), scriptFile(r, noun));
+    if (hasReference) write(join(skillDir, 'references', 'REFERENCE.md'), referenceFile(r, noun));
+  }
+  return bytes;
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Processes and clients
+
+const live = new Set(); // clients not closed yet, for cleanup on failure or Ctrl+C
+let tmpRoot;
+
+function withTimeout(promise, ms, what) {
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} timed out after ${ms} ms`)), ms);
+  });
+  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
+}
+
+/** VmHWM (peak resident set) of a live process in KiB, or null when /proc is not available. */
+function peakRssKiB(pid) {
+  if (pid === null || pid === undefined) return null;
+  try {
+    const m = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Spawns a server and connects a legacy-era client; the clock starts before the spawn. */
+async function connect(cfg) {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: cfg.args,
+    cwd: cfg.cwd,
+    stderr: 'pipe',
+  });
+  const stderr = [];
+  transport.stderr?.on('data', (chunk) => stderr.push(chunk));
+  const client = new Client(
+    { name: 'startup-bench', version: '1.0.0' },
+    { capabilities: {}, versionNegotiation: { mode: 'legacy' } },
+  );
+  const errors = [];
+  client.onerror = (err) => errors.push(err instanceof Error ? err.message : String(err));
+  const session = {
+    client,
+    transport,
+    errors,
+    stderr: () => Buffer.concat(stderr).toString('utf8'),
+    close: async () => {
+      live.delete(session);
+      const t = performance.now();
+      await client.close();
+      return performance.now() - t;
+    },
+  };
+  live.add(session);
+  const t0 = performance.now();
+  try {
+    await withTimeout(client.connect(transport), START_TIMEOUT_MS, `${cfg.label}: initialize`);
+  } catch (err) {
+    await session.close().catch(() => {});
+    throw annotate(err, session);
+  }
+  return { session, t0 };
+}
+
+function annotate(err, session) {
+  const e = err instanceof Error ? err : new Error(String(err));
+  const tail = session.stderr().trim().split('\n').slice(-20).join('\n');
+  if (tail !== '') e.message += `\n--- server stderr (tail) ---\n${tail}`;
+  return e;
+}
+
+/** One start-up sample: spawn → initialize → tools/list, then peak RSS, then close. */
+async function measureStart(cfg) {
+  const { session, t0 } = await connect(cfg);
+  try {
+    const list = await withTimeout(session.client.listTools(), START_TIMEOUT_MS, `${cfg.label}: tools/list`);
+    const ms = performance.now() - t0;
+    const rssKiB = peakRssKiB(session.transport.pid);
+    if (list.tools.length !== cfg.expectTools) {
+      throw new Error(
+        `${cfg.label}: tools/list returned ${list.tools.length} tools, expected ${cfg.expectTools}`,
+      );
+    }
+    if (session.errors.length > 0)
+      throw new Error(`${cfg.label}: client errors: ${session.errors.join('; ')}`);
+    const closeMs = await session.close();
+    return { ms, rssKiB, closeMs, paged: list.nextCursor !== undefined };
+  } catch (err) {
+    await session.close().catch(() => {});
+    throw annotate(err, session);
+  }
+}
+
+/** `node -e 0` spawn → exit, with the same environment the client transport gives servers. */
+function measureFloor() {
+  return new Promise((resolvePromise, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, ['-e', '0'], { stdio: 'ignore', env: getDefaultEnvironment() });
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const ms = performance.now() - t0;
+      if (code === 0) resolvePromise({ ms, rssKiB: null, closeMs: 0 });
+      else reject(new Error(`node -e 0 exited with ${code}`));
+    });
+  });
+}
+
+async function listAll(client, method) {
+  const items = [];
+  let cursor;
+  do {
+    const page =
+      method === 'tools'
+        ? await client.listTools(cursor === undefined ? {} : { cursor })
+        : await client.listPrompts(cursor === undefined ? {} : { cursor });
+    items.push(...(method === 'tools' ? page.tools : page.prompts));
+    cursor = page.nextCursor;
+  } while (cursor !== undefined);
+  return items;
+}
+
+/** Untimed check (also the warm-up of the page cache): the server serves what it should and logs no warnings. */
+async function verify(cfg) {
+  const { session } = await connect(cfg);
+  try {
+    const tools = await listAll(session.client, 'tools');
+    const info = { tools: tools.length, toolNames: tools.slice(0, 5).map((t) => t.name) };
+    if (cfg.skills !== undefined) {
+      const prompts = await listAll(session.client, 'prompts');
+      info.prompts = prompts.length;
+      if (prompts.length !== cfg.skills) {
+        throw new Error(`${cfg.label}: ${prompts.length} prompts, expected one per skill (${cfg.skills})`);
+      }
+    }
+    // Let late log lines arrive before reading stderr.
+    await new Promise((r) => setTimeout(r, 50));
+    info.stderr = session.stderr();
+    await session.close();
+    return info;
+  } catch (err) {
+    await session.close().catch(() => {});
+    throw annotate(err, session);
+  }
+}
+
+/** Warm per-call latency: both servers connected, calls alternate between them after a warm-up. */
+async function measureWarmCalls(skillCfg, bareCfg) {
+  const a = await connect(skillCfg);
+  const b = await connect(bareCfg);
+  try {
+    const skillTools = (await a.session.client.listTools()).tools;
+    const skillTool = skillTools.find((t) => t.name !== 'read_skill_file' && t.name !== 'list_skills')?.name;
+    if (skillTool === undefined) throw new Error(`${skillCfg.label}: no per-skill tool in tools/list`);
+    const bareTool = (await b.session.client.listTools()).tools[0].name;
+    const call = async (session, name) => {
+      const t = performance.now();
+      const res = await withTimeout(
+        session.client.callTool({ name, arguments: {} }),
+        CALL_TIMEOUT_MS,
+        `tools/call ${name}`,
+      );
+      const ms = performance.now() - t;
+      if (res.isError)
+        throw new Error(`tools/call ${name} returned an error: ${JSON.stringify(res.content)}`);
+      return ms;
+    };
+    for (let i = 0; i < WARMUP_CALLS; i++) {
+      await call(a.session, skillTool);
+      await call(b.session, bareTool);
+    }
+    const skill = [];
+    const bare = [];
+    for (let i = 0; i < CALLS; i++) {
+      // Alternate which goes first so neither always follows the other's GC or wake-up.
+      if (i % 2 === 0) {
+        skill.push(await call(a.session, skillTool));
+        bare.push(await call(b.session, bareTool));
+      } else {
+        bare.push(await call(b.session, bareTool));
+        skill.push(await call(a.session, skillTool));
+      }
+    }
+    return { skillTool, bareTool, skill, bare };
+  } finally {
+    await a.session.close().catch(() => {});
+    await b.session.close().catch(() => {});
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Output
+
+function table(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+  return rows.map((r, i) => {
+    const line = r
+      .map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c])))
+      .join('  ');
+    return i === 0 ? `${line}\n${widths.map((w) => '-'.repeat(w)).join('  ')}` : line;
+  });
+}
+
+const fmt = (x, digits = 1) => (x === null || x === undefined ? '-' : x.toFixed(digits));
+
+function machineInfo() {
+  const cpus = os.cpus();
+  let commit = null;
+  let dirty = null;
+  try {
+    const rev = spawnSync('git', ['rev-parse', 'HEAD'], { cwd: repo, encoding: 'utf8' });
+    if (rev.status === 0) commit = rev.stdout.trim();
+    const st = spawnSync('git', ['status', '--porcelain'], { cwd: repo, encoding: 'utf8' });
+    if (st.status === 0) dirty = st.stdout.trim() !== '';
+  } catch {
+    // git is optional
+  }
+  return {
+    cpu: cpus[0]?.model ?? 'unknown',
+    cores: cpus.length,
+    totalMemMiB: Math.round(os.totalmem() / 1048576),
+    node: process.version,
+    kernel: `${os.type()} ${os.release()}`,
+    platform: `${process.platform}-${process.arch}`,
+    loadavgAtStart: os.loadavg().map((x) => round(x)),
+    git: { commit, dirty },
+  };
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Main
+
+async function main() {
+  if (!existsSync(CLI))
+    throw new Error(`${CLI} is missing: run \`npm run build\` first (npm run bench does).`);
+  const machine = machineInfo();
+  const started = new Date();
+  tmpRoot = mkdtempSync(join(os.tmpdir(), 'skills-mcp-bench-'));
+
+  note(`generating ${SIZES.join(', ')} skills in ${tmpRoot}`);
+  const generated = {};
+  for (const n of SIZES) {
+    const dir = join(tmpRoot, `skills-${n}`);
+    mkdirSync(dir);
+    generated[n] = { dir, bytes: generateSkills(dir, n, 0x5eed + n) };
+  }
+
+  const toolsArgs = TOOLS_MODE === undefined ? [] : ['--tools', TOOLS_MODE];
+  const skillsCfg = (n, expectTools) => ({
+    id: `skills-${n}`,
+    label: `skills-mcp, ${n} skills`,
+    skills: n,
+    args: [CLI, '--skills', generated[n].dir, '--no-watch', '--log-level', 'warn', ...toolsArgs],
+    cwd: tmpRoot, // no stray ./skills-mcp.yaml
+    expectTools,
+  });
+  const bareCfg = {
+    id: 'bare',
+    label: 'bare SDK v2 server, 100 tools',
+    args: [BARE],
+    cwd: tmpRoot,
+    expectTools: 100,
+  };
+  const floorCfg = { id: 'floor', label: 'node -e 0 (spawn → exit)', floor: true };
+  const skillCfgs = SIZES.map((n) => skillsCfg(n, undefined));
+
+  // Verify each server once (untimed; also warms the page cache) and learn the tool count tools/list must return.
+  note('verifying servers');
+  const verified = {};
+  for (const cfg of [bareCfg, ...skillCfgs]) {
+    const info = await verify(cfg);
+    verified[cfg.id] = info;
+    if (cfg.expectTools === undefined) cfg.expectTools = info.tools;
+    if (cfg.id === 'bare' && info.tools !== 100)
+      throw new Error(`bare server lists ${info.tools} tools, not 100`);
+    if (info.stderr.trim() !== '') {
+      note(
+        `${cfg.label} wrote to stderr at --log-level warn:\n${info.stderr.trim().split('\n').slice(0, 5).join('\n')}`,
+      );
+    }
+  }
+
+  // Start-up: one discarded round, then RUNS interleaved rounds (floor, bare, 10, 100, 1000, floor, bare, …).
+  const order = [floorCfg, bareCfg, ...skillCfgs];
+  const samples = Object.fromEntries(order.map((c) => [c.id, []]));
+  const once = (cfg) => (cfg.floor ? measureFloor() : measureStart(cfg));
+  note(`start-up: 1 warm-up round + ${RUNS} rounds of ${order.map((c) => c.id).join(', ')}`);
+  for (const cfg of order) await once(cfg);
+  for (let round = 0; round < RUNS; round++) {
+    for (const cfg of order) samples[cfg.id].push(await once(cfg));
+    process.stderr.write(`  round ${round + 1}/${RUNS}\r`);
+  }
+  process.stderr.write('\n');
+
+  note(`warm calls: ${WARMUP_CALLS} warm-up + ${CALLS} measured per server, alternating`);
+  const warm = await measureWarmCalls(skillCfgs[0], bareCfg);
+
+  // Summaries.
+  const summary = {};
+  for (const cfg of order) {
+    const ms = samples[cfg.id].map((s) => s.ms);
+    const rss = samples[cfg.id].map((s) => s.rssKiB).filter((x) => x !== null);
+    summary[cfg.id] = {
+      label: cfg.label,
+      n: ms.length,
+      tools: cfg.floor ? null : cfg.expectTools,
+      medianMs: median(ms),
+      p95Ms: percentile(ms, 95),
+      minMs: Math.min(...ms),
+      maxMs: Math.max(...ms),
+      peakRssMiB: rss.length > 0 ? Math.max(...rss) / 1024 : null,
+      medianPeakRssMiB: rss.length > 0 ? median(rss) / 1024 : null,
+      maxCloseMs: cfg.floor ? null : Math.max(...samples[cfg.id].map((s) => s.closeMs)),
+    };
+  }
+  const bareMedian = summary.bare.medianMs;
+  for (const s of Object.values(summary)) s.ratioToBare = s.medianMs / bareMedian;
+  const warmSummary = {
+    skill: {
+      tool: warm.skillTool,
+      n: warm.skill.length,
+      medianMs: median(warm.skill),
+      p95Ms: percentile(warm.skill, 95),
+    },
+    bare: {
+      tool: warm.bareTool,
+      n: warm.bare.length,
+      medianMs: median(warm.bare),
+      p95Ms: percentile(warm.bare, 95),
+    },
+  };
+  warmSummary.skill.ratioToBare = warmSummary.skill.medianMs / warmSummary.bare.medianMs;
+  warmSummary.bare.ratioToBare = 1;
+
+  // Table.
+  const rows = [['config', 'n', 'median ms', 'p95 ms', 'ratio to bare', 'peak RSS MiB', 'tools']];
+  for (const cfg of order) {
+    const s = summary[cfg.id];
+    rows.push([
+      s.label,
+      s.n,
+      fmt(s.medianMs),
+      fmt(s.p95Ms),
+      `${s.ratioToBare.toFixed(2)}×`,
+      fmt(s.peakRssMiB),
+      s.tools ?? '-',
+    ]);
+  }
+  rows.push([
+    `warm call: bare ${warm.bareTool}`,
+    warmSummary.bare.n,
+    fmt(warmSummary.bare.medianMs, 3),
+    fmt(warmSummary.bare.p95Ms, 3),
+    '1.00×',
+    '-',
+    '-',
+  ]);
+  rows.push([
+    `warm call: skill tool ${warm.skillTool} (10 skills)`,
+    warmSummary.skill.n,
+    fmt(warmSummary.skill.medianMs, 3),
+    fmt(warmSummary.skill.p95Ms, 3),
+    `${warmSummary.skill.ratioToBare.toFixed(2)}×`,
+    '-',
+    '-',
+  ]);
+
+  const s100 = summary['skills-100'];
+  const s1000 = summary['skills-1000'];
+  const check = (ok) => (ok === null ? 'n/a' : ok ? 'met' : 'MISSED');
+  const targets = [
+    {
+      target: `100 skills ≤ ${TARGETS.ratio100}× bare`,
+      actual: `${s100.ratioToBare.toFixed(2)}× (${fmt(s100.medianMs)} vs ${fmt(bareMedian)} ms)`,
+      met: s100.ratioToBare <= TARGETS.ratio100,
+    },
+    {
+      target: `1,000 skills ≤ ${TARGETS.ratio1000}× bare`,
+      actual: `${s1000.ratioToBare.toFixed(2)}× (${fmt(s1000.medianMs)} vs ${fmt(bareMedian)} ms)`,
+      met: s1000.ratioToBare <= TARGETS.ratio1000,
+    },
+    {
+      target: `1,000 skills ≤ ${TARGETS.rss1000MiB} MiB peak RSS`,
+      actual:
+        s1000.peakRssMiB === null
+          ? 'not measured (no /proc)'
+          : `${fmt(s1000.peakRssMiB)} MiB (${(s1000.peakRssMiB / TARGETS.rss1000MiB).toFixed(2)}× the limit)`,
+      met: s1000.peakRssMiB === null ? null : s1000.peakRssMiB <= TARGETS.rss1000MiB,
+    },
+    {
+      target: `warm skill call ≤ ${TARGETS.warmCallMs} ms (median)`,
+      actual: `${fmt(warmSummary.skill.medianMs, 3)} ms (${(warmSummary.skill.medianMs / TARGETS.warmCallMs).toFixed(2)}× the limit)`,
+      met: warmSummary.skill.medianMs <= TARGETS.warmCallMs,
+    },
+  ];
+
+  out(`skills-mcp start-up: spawn → initialize → tools/list (legacy era), ${RUNS} interleaved runs per row`);
+  out(
+    `${machine.cpu}, ${machine.cores} cores, ${machine.totalMemMiB} MiB, node ${machine.node}, ${machine.kernel}`,
+  );
+  out(
+    `load average at start ${machine.loadavgAtStart.join(' ')}, at end ${os
+      .loadavg()
+      .map((x) => x.toFixed(2))
+      .join(' ')}`,
+  );
+  out(
+    `tools mode: ${TOOLS_MODE ?? 'server default'}; p95 = nearest rank; peak RSS = max VmHWM over the runs`,
+  );
+  out();
+  for (const line of table(rows)) out(line);
+  out();
+  out('targets (issue 2):');
+  out(`  (reference, measured for issue 2 on another machine: ${REFERENCE})`);
+  for (const line of table([
+    ['target', 'actual', 'status'],
+    ...targets.map((t) => [t.target, t.actual, check(t.met)]),
+  ]))
+    out(line);
+  const slowClose = Object.values(summary).filter((s) => s.maxCloseMs !== null && s.maxCloseMs > 1500);
+  for (const s of slowClose) {
+    out(
+      `note: ${s.label} took up to ${s.maxCloseMs.toFixed(0)} ms to exit after stdin closed (killed by the client?)`,
+    );
+  }
+
+  const result = {
+    bench: 'startup',
+    date: started.toISOString(),
+    finished: new Date().toISOString(),
+    machine: { ...machine, loadavgAtEnd: os.loadavg().map((x) => round(x)) },
+    settings: {
+      runs: RUNS,
+      warmupRounds: 1,
+      calls: CALLS,
+      warmupCalls: WARMUP_CALLS,
+      sizes: SIZES,
+      toolsMode: TOOLS_MODE ?? null,
+      era: 'legacy',
+      order: order.map((c) => c.id),
+      commands: Object.fromEntries(
+        order.map((c) => [
+          c.id,
+          c.floor ? 'node -e 0' : `node ${c.args.map((a) => a.replace(tmpRoot, '$TMP')).join(' ')}`,
+        ]),
+      ),
+      generatedBytes: Object.fromEntries(SIZES.map((n) => [n, generated[n].bytes])),
+    },
+    targets: targets.map((t) => ({ ...t, status: check(t.met) })),
+    reference: REFERENCE,
+    summary,
+    warmCalls: warmSummary,
+    verified: Object.fromEntries(
+      Object.entries(verified).map(([id, v]) => [id, { ...v, stderr: v.stderr.slice(0, 4000) }]),
+    ),
+    samples: Object.fromEntries(
+      Object.entries(samples).map(([id, xs]) => [
+        id,
+        xs.map((s) => ({ ms: round(s.ms, 3), rssKiB: s.rssKiB, closeMs: round(s.closeMs, 1) })),
+      ]),
+    ),
+    warmCallSamples: { skill: warm.skill.map((x) => round(x, 4)), bare: warm.bare.map((x) => round(x, 4)) },
+  };
+  mkdirSync(dirname(RESULTS), { recursive: true });
+  writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
+  out();
+  out(`raw samples: ${RESULTS}`);
+}
+
+async function cleanup() {
+  await Promise.all([...live].map((s) => s.close().catch(() => {})));
+  if (tmpRoot !== undefined && process.env.BENCH_KEEP !== '1')
+    rmSync(tmpRoot, { recursive: true, force: true });
+  else if (tmpRoot !== undefined) note(`kept ${tmpRoot}`);
+}
+
+let interrupted = false;
+const onSignal = (signal) => {
+  if (interrupted) return;
+  interrupted = true;
+  note(`${signal}: cleaning up`);
+  void cleanup().finally(() => process.exit(130));
+};
+process.once('SIGINT', onSignal);
+process.once('SIGTERM', onSignal);
+
+main().then(
+  () => cleanup().then(() => process.exit(0)),
+  (err) => {
+    note(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    return cleanup().then(() => process.exit(1));
+  },
+);

@@ -1,0 +1,72 @@
+import type { EventType } from './event-types.js';
+import type { ExportedEvent } from './parse-event-row.js';
+import type {
+  AppendInput,
+  AuditEvent,
+  AuditSettings,
+  CallDetail,
+  CallRow,
+  ListCallsFilter,
+  ProjectionSnapshot,
+  RecoveryReport,
+  SessionEndReason,
+  SessionStartInput,
+  SessionState,
+  VerifyResult,
+} from './types.js';
+
+/**
+ * The audit log. Every write is synchronous and durable on return: a method that returns has committed its
+ * events (WAL + `synchronous=FULL`: fsynced); a method that throws (`SkillsError` `AUDIT_FAILED`) wrote
+ * nothing, and the caller must not go on with the step the event records. The write-ahead order (event
+ * before side effect) is the caller's; the store refuses out-of-order events for a call (e.g. `started`
+ * twice, anything after a terminal event, a terminal event while approval is pending).
+ */
+export interface AuditStore {
+  readonly path: string;
+  readonly readOnly: boolean;
+  /** What recovery did at open; null when opened read-only or with `recover: false`. */
+  readonly recovery: RecoveryReport | null;
+
+  /** Starts a session (the store records its owner pid/host). The session id is `event.sessionId`. */
+  startSession(input: SessionStartInput, options?: { sessionId?: string }): AuditEvent<'session_started'>;
+  /** Appends one event in its own transaction. For `tool_call_requested` the call id is `event.callId`. */
+  append<I extends AppendInput>(input: I): AuditEvent<I['type']>;
+  /** Appends several events atomically (one transaction, one fsync): all are committed or none. */
+  appendMany(inputs: readonly AppendInput[]): AuditEvent[];
+  /**
+   * Group commit: resolves once the event is durable, like `append`, but events appended in the same turn of
+   * the event loop (by concurrent calls) share one transaction and one fsync. Each event is checked alone: a
+   * refused one rejects without affecting the others. Await it before the side effect, as with `append`.
+   */
+  appendAsync<I extends AppendInput>(input: I): Promise<AuditEvent<I['type']>>;
+  /**
+   * Ends a session in one transaction: pending approvals denied (`session_ended`), open calls interrupted,
+   * then `session_ended`. Idempotent: an ended session returns its existing `session_ended` event.
+   */
+  endSession(sessionId: string, reason: SessionEndReason): AuditEvent<'session_ended'>;
+  /** Crash recovery (run by open): closes sessions whose owner process is gone, then verifies the chain. */
+  recover(): RecoveryReport;
+
+  /** Checks the whole hash chain; names the first bad row. */
+  verify(): VerifyResult;
+  getEvent(eventId: number): AuditEvent | undefined;
+  /** For the gate: grants, denial counts per key, loop-guarded keys, aborted flag; rebuilt from events. */
+  sessionState(sessionId: string): SessionState;
+  /** A session's events, optionally only some types, in commit order. */
+  sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): AuditEvent<T>[];
+  listCalls(filter?: ListCallsFilter): CallRow[];
+  getCall(callId: string): CallDetail | undefined;
+  /** Call ids starting with `prefix` (CLI `show` accepts a prefix). */
+  findCallIds(prefix: string, limit?: number): string[];
+  /** Every event from one read snapshot, in chain order, in the JSONL export shape. */
+  exportEvents(): IterableIterator<ExportedEvent>;
+
+  /** Clears and replays the projections from events (one transaction). Returns the number of events replayed. */
+  rebuildProjections(): number;
+  snapshotProjections(): ProjectionSnapshot;
+  /** The pragmas in force, read back from SQLite. */
+  settings(): AuditSettings;
+  /** Closes the connection. Idempotent. */
+  close(): void;
+}

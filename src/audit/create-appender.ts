@@ -1,0 +1,161 @@
+import type { Database } from 'better-sqlite3';
+import { canonicalJson } from '../canonical-json.js';
+import { SkillsError, isSkillsError } from '../errors.js';
+import { assertPrivate } from './assert-private.js';
+import { createProjector } from './create-projector.js';
+import { GENESIS_HASH, eventHash } from './event-hash.js';
+import { type EventType, isCallEventType } from './event-types.js';
+import { payloadSchemas } from './payload-schemas.js';
+import type { AuditEvent } from './types.js';
+
+/** One event to write: the store has already chosen ids. */
+export interface PendingEvent {
+  type: EventType;
+  sessionId: string;
+  callId: string | null;
+  payload: unknown;
+}
+
+const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+interface SessionRow {
+  ended_event_id: number | null;
+}
+interface CallStateRow {
+  session_id: string;
+  state: string;
+  policy_decision: string | null;
+}
+interface ApprovalStateRow {
+  approval_key: string;
+  decided_event_id: number | null;
+}
+
+/**
+ * Returns `write(event)`, which validates one event (payload schema, privacy guard, session/call state),
+ * chains it to the current head, inserts it and updates the projections. It must run inside an IMMEDIATE
+ * transaction so that reading the head and inserting are one atomic step across processes.
+ */
+export function createAppender(db: Database, now: () => number): (event: PendingEvent) => AuditEvent {
+  const head = db.prepare('SELECT event_id, hash FROM events ORDER BY event_id DESC LIMIT 1');
+  const insert = db.prepare(
+    'INSERT INTO events (event_id, ts, session_id, call_id, type, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
+  );
+  const session = db.prepare('SELECT ended_event_id FROM sessions WHERE session_id = ?');
+  const call = db.prepare('SELECT session_id, state, policy_decision FROM calls WHERE call_id = ?');
+  const approval = db.prepare('SELECT approval_key, decided_event_id FROM approvals WHERE call_id = ?');
+  const project = createProjector(db);
+
+  function checkState(e: PendingEvent, payload: Record<string, unknown>): void {
+    const s = session.get(e.sessionId) as SessionRow | undefined;
+    if (e.type === 'session_started') {
+      if (s) throw refused(e, 'the session already exists');
+      return;
+    }
+    if (!s) throw refused(e, 'unknown session');
+    if (s.ended_event_id !== null) throw refused(e, 'the session has ended');
+    if (e.callId === null) {
+      if (isCallEventType(e.type)) throw refused(e, 'a call event needs a callId');
+      return;
+    }
+    const c = call.get(e.callId) as CallStateRow | undefined;
+    if (e.type === 'tool_call_requested') {
+      if (c) throw refused(e, 'the call id is already used');
+      return;
+    }
+    if (!c) throw refused(e, 'unknown call');
+    if (c.session_id !== e.sessionId) throw refused(e, 'the call belongs to another session');
+    if (!isCallEventType(e.type)) return;
+    if (c.state === 'finished' || c.state === 'interrupted')
+      throw refused(e, 'the call already has its terminal event');
+    const a = approval.get(e.callId) as ApprovalStateRow | undefined;
+    switch (e.type) {
+      case 'policy_decided':
+        if (c.policy_decision !== null) throw refused(e, 'the policy was already decided for this call');
+        return;
+      case 'approval_requested':
+        if (a) throw refused(e, 'approval was already asked for this call');
+        return;
+      case 'approval_decided':
+        if (a?.decided_event_id != null) throw refused(e, 'approval was already decided for this call');
+        if (a && a.approval_key !== payload.approval_key)
+          throw refused(e, 'approval_key differs from the request');
+        return;
+      case 'tool_call_started':
+        if (c.state !== 'requested') throw refused(e, 'the call was already started');
+        return;
+      case 'tool_call_finished':
+      case 'tool_call_interrupted': {
+        if (a && a.decided_event_id === null)
+          throw refused(e, 'its approval is still pending: decide it first');
+        const paths = (payload.artifacts as { path: string }[] | undefined)?.map((x) => x.path) ?? [];
+        if (new Set(paths).size !== paths.length) throw refused(e, 'artifact paths repeat');
+        return;
+      }
+    }
+  }
+
+  return (e) => {
+    if (!ID.test(e.sessionId) || (e.callId !== null && !ID.test(e.callId))) {
+      throw refused(e, 'session and call ids are 1-128 characters of [A-Za-z0-9_.:-]');
+    }
+    const parsed = payloadSchemas[e.type].safeParse(e.payload);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const where = issue?.path.length ? issue.path.join('.') : '(payload)';
+      throw new SkillsError(
+        'AUDIT_FAILED',
+        `invalid ${e.type} payload: ${where}: ${issue?.message ?? 'invalid'}`,
+        {
+          hint: 'Audit payloads hold hashes, sizes and key names only (see src/audit/payload-schemas.ts).',
+          details: { type: e.type, path: where },
+        },
+      );
+    }
+    const payload = parsed.data as Record<string, unknown>;
+    assertPrivate(payload);
+    checkState(e, payload);
+
+    const last = head.get() as { event_id: number; hash: string } | undefined;
+    const eventId = (last?.event_id ?? 0) + 1;
+    const prevHash = last?.hash ?? GENESIS_HASH;
+    const ts = now();
+    if (!Number.isSafeInteger(ts)) throw refused(e, 'the clock must return integer milliseconds');
+    let payloadJson: string;
+    let hash: string;
+    try {
+      payloadJson = canonicalJson(payload);
+      hash = eventHash(prevHash, {
+        event_id: eventId,
+        ts,
+        session_id: e.sessionId,
+        call_id: e.callId,
+        type: e.type,
+        payload,
+      });
+    } catch (cause) {
+      throw refused(e, isSkillsError(cause) ? cause.message : 'payload cannot be canonicalized', cause);
+    }
+    insert.run(eventId, ts, e.sessionId, e.callId, e.type, payloadJson, prevHash, hash);
+    const event = {
+      eventId,
+      ts,
+      sessionId: e.sessionId,
+      callId: e.callId,
+      type: e.type,
+      payload,
+      prevHash,
+      hash,
+    };
+    project(event as AuditEvent);
+    return event as AuditEvent;
+  };
+}
+
+function refused(e: PendingEvent, why: string, cause?: unknown): SkillsError {
+  return new SkillsError('AUDIT_FAILED', `audit refused ${e.type}: ${why}`, {
+    hint: 'The event was not written; do not go on with the step it records.',
+    details: { type: e.type, sessionId: e.sessionId, callId: e.callId },
+    cause,
+  });
+}

@@ -1,0 +1,22 @@
+import { createHash } from 'node:crypto';
+import { canonicalJson } from '../canonical-json.js';
+
+/** `prev_hash` of the first event. */
+export const GENESIS_HASH = '0'.repeat(64);
+
+/** The fields an event's hash covers (everything but the chain columns). */
+export interface HashedFields {
+  event_id: number;
+  ts: number;
+  session_id: string;
+  call_id: string | null;
+  type: string;
+  payload: unknown;
+}
+
+/** `sha256(prev_hash + "\n" + canonicalJson({event_id, ts, session_id, call_id, type, payload}))`, lowercase hex. */
+export function eventHash(prevHash: string, fields: HashedFields): string {
+  const { event_id, ts, session_id, call_id, type, payload } = fields;
+  const body = canonicalJson({ event_id, ts, session_id, call_id, type, payload });
+  return createHash('sha256').update(`${prevHash}\n${body}`, 'utf8').digest('hex');
+}

@@ -1,0 +1,171 @@
+import type { Database } from 'better-sqlite3';
+import { SkillsError } from '../errors.js';
+import { EVENT_TYPES } from './event-types.js';
+import { GENESIS_HASH } from './event-hash.js';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+const types = EVENT_TYPES.map((t) => `'${t}'`).join(', ');
+
+/**
+ * Numbered migrations, applied in order, each in its own transaction; `PRAGMA user_version` holds the last
+ * applied number and `schema_migrations` records when. Never edit a shipped migration: add the next one.
+ * Projections reference sessions/calls with DEFERRABLE foreign keys so `rebuildProjections` can clear and
+ * refill them inside one transaction.
+ */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'events, hash chain, projections',
+    sql: `
+CREATE TABLE schema_migrations (
+  version INTEGER PRIMARY KEY,
+  name TEXT NOT NULL,
+  applied_ts INTEGER NOT NULL
+) STRICT;
+
+CREATE TABLE sessions (
+  session_id TEXT PRIMARY KEY,
+  transport TEXT NOT NULL,
+  owner_pid INTEGER NOT NULL,
+  owner_host TEXT NOT NULL,
+  started_event_id INTEGER NOT NULL,
+  started_ts INTEGER NOT NULL,
+  aborted INTEGER NOT NULL DEFAULT 0,
+  ended_event_id INTEGER,
+  ended_ts INTEGER,
+  end_reason TEXT
+) STRICT;
+CREATE INDEX sessions_open ON sessions(session_id) WHERE ended_event_id IS NULL;
+
+CREATE TABLE events (
+  event_id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
+  call_id TEXT,
+  type TEXT NOT NULL CHECK (type IN (${types})),
+  payload TEXT NOT NULL CHECK (json_valid(payload)),
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+) STRICT;
+CREATE INDEX events_session_type ON events(session_id, type);
+CREATE INDEX events_call ON events(call_id) WHERE call_id IS NOT NULL;
+
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: UPDATE refused'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: DELETE refused'); END;
+CREATE TRIGGER events_extend_chain BEFORE INSERT ON events
+WHEN NEW.event_id IS NOT (SELECT COALESCE(MAX(event_id), 0) + 1 FROM events)
+  OR NEW.prev_hash IS NOT COALESCE((SELECT hash FROM events ORDER BY event_id DESC LIMIT 1), '${GENESIS_HASH}')
+BEGIN SELECT RAISE(ABORT, 'audit event does not extend the hash chain'); END;
+
+CREATE TABLE calls (
+  call_id TEXT PRIMARY KEY,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
+  tool TEXT NOT NULL,
+  skill TEXT,
+  script TEXT,
+  input_sha256 TEXT NOT NULL,
+  input_bytes INTEGER NOT NULL,
+  bundle_sha256 TEXT,
+  approval_key TEXT,
+  valid INTEGER NOT NULL,
+  requested_event_id INTEGER NOT NULL,
+  requested_ts INTEGER NOT NULL,
+  policy_decision TEXT,
+  policy_rule TEXT,
+  risk_level TEXT,
+  approval_decision TEXT,
+  approval_reason TEXT,
+  started_event_id INTEGER,
+  started_ts INTEGER,
+  state TEXT NOT NULL CHECK (state IN ('requested', 'started', 'finished', 'interrupted')),
+  status TEXT,
+  exit_code INTEGER,
+  duration_ms INTEGER,
+  terminal_event_id INTEGER,
+  terminal_ts INTEGER
+) STRICT;
+CREATE INDEX calls_session ON calls(session_id, requested_event_id);
+CREATE INDEX calls_skill ON calls(skill, requested_event_id);
+CREATE INDEX calls_order ON calls(requested_event_id);
+CREATE INDEX calls_open ON calls(session_id) WHERE state IN ('requested', 'started');
+
+CREATE TABLE approvals (
+  call_id TEXT PRIMARY KEY REFERENCES calls(call_id) DEFERRABLE INITIALLY DEFERRED,
+  session_id TEXT NOT NULL,
+  approval_key TEXT NOT NULL,
+  channel TEXT NOT NULL,
+  requested_event_id INTEGER,
+  requested_ts INTEGER,
+  decided_event_id INTEGER,
+  decided_ts INTEGER,
+  decision TEXT,
+  reason TEXT
+) STRICT;
+CREATE INDEX approvals_pending ON approvals(session_id) WHERE decided_event_id IS NULL;
+
+CREATE TABLE artifacts (
+  call_id TEXT NOT NULL REFERENCES calls(call_id) DEFERRABLE INITIALLY DEFERRED,
+  path TEXT NOT NULL,
+  sha256 TEXT NOT NULL,
+  bytes INTEGER NOT NULL,
+  event_id INTEGER NOT NULL,
+  PRIMARY KEY (call_id, path)
+) STRICT;
+`,
+  },
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+export const schemaVersion = (db: Database): number => db.pragma('user_version', { simple: true }) as number;
+
+/**
+ * Brings the schema up to date. Safe against a concurrent opener: each step re-reads `user_version` inside an
+ * IMMEDIATE transaction. Refuses a database written by a newer skills-mcp.
+ */
+export function migrate(db: Database, now: () => number): number {
+  for (const m of MIGRATIONS) {
+    db.transaction(() => {
+      if (schemaVersion(db) >= m.version) return;
+      if (m.version === 1 && db.prepare('SELECT 1 FROM sqlite_master LIMIT 1').get() !== undefined) {
+        throw notAuditLog();
+      }
+      db.exec(m.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_ts) VALUES (?, ?, ?)').run(
+        m.version,
+        m.name,
+        now(),
+      );
+      db.pragma(`user_version = ${m.version}`);
+    }).immediate();
+  }
+  return assertKnownVersion(db);
+}
+
+/** The schema version, or AUDIT_FAILED when this build cannot read it. */
+export function assertKnownVersion(db: Database): number {
+  const version = schemaVersion(db);
+  if (version > SCHEMA_VERSION) {
+    throw new SkillsError(
+      'AUDIT_FAILED',
+      `audit log schema v${version} is newer than this skills-mcp (v${SCHEMA_VERSION})`,
+      {
+        hint: 'Upgrade skills-mcp, or point --audit at another file.',
+      },
+    );
+  }
+  if (version === 0) throw notAuditLog();
+  return version;
+}
+
+const notAuditLog = (): SkillsError =>
+  new SkillsError('AUDIT_FAILED', 'the file is not a skills-mcp audit log', {
+    hint: 'Check the --audit path.',
+  });

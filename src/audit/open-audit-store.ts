@@ -1,0 +1,237 @@
+import Database from 'better-sqlite3';
+import { randomUUID } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
+import { dirname } from 'node:path';
+import { SkillsError, isSkillsError } from '../errors.js';
+import { type Logger, silentLogger } from '../log.js';
+import type { AuditStore } from './audit-store.js';
+import { type PendingEvent, createAppender } from './create-appender.js';
+import { closeSession } from './close-session.js';
+import { createGroupCommit } from './create-group-commit.js';
+import { type SessionOwner, isOwnerAlive } from './is-owner-alive.js';
+import { assertKnownVersion, migrate } from './migrate.js';
+import { parseEventRow, parseRawEventRow } from './parse-event-row.js';
+import { findCallIds, getCall, listCalls } from './query-calls.js';
+import { rebuildProjections, snapshotProjections } from './rebuild-projections.js';
+import { recoverSessions } from './recover-sessions.js';
+import { sessionEvents, sessionState } from './session-state.js';
+import type { AppendInput, AuditEvent, AuditSettings, RecoveryReport } from './types.js';
+import { verifyChain } from './verify-chain.js';
+
+export interface OpenAuditStoreOptions {
+  /** The SQLite file. Its folder is created (0700) and a new file is made 0600. */
+  path: string;
+  log?: Logger;
+  /** For readers (CLI): the file must exist; nothing is created, migrated, recovered or written. */
+  readOnly?: boolean;
+  /** Run crash recovery at open (default true; ignored when read-only). */
+  recover?: boolean;
+  /** Verify the chain after recovery (default true). O(events): turn off only for tests or benchmarks. */
+  verifyOnOpen?: boolean;
+  /** How long a write waits for another process's lock (default 10 000 ms). */
+  busyTimeoutMs?: number;
+  /** Clock, integer ms since the epoch (default `Date.now`). */
+  now?: () => number;
+  /** Id maker for sessions and calls (default `randomUUID`). */
+  newId?: () => string;
+  /** This server, recorded in `session_started` (default this pid and host name). */
+  owner?: SessionOwner;
+  /** Whether a session's owner still runs (default: same host and the pid exists). */
+  isOwnerAlive?: (owner: SessionOwner) => boolean;
+}
+
+/** Opens (creating and migrating if needed) the audit log and runs crash recovery. Nothing happens before a call. */
+export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
+  const { path, readOnly = false } = options;
+  const log = options.log ?? silentLogger();
+  const now = options.now ?? Date.now;
+  const newId = options.newId ?? randomUUID;
+  const owner = options.owner ?? { pid: process.pid, host: hostname() };
+  const alive = options.isOwnerAlive ?? ((o: SessionOwner) => isOwnerAlive(o, owner));
+  const db = connect(path, readOnly, options.busyTimeoutMs ?? 10_000);
+
+  const guard = <T>(what: string, fn: () => T): T => {
+    try {
+      return fn();
+    } catch (e) {
+      if (isSkillsError(e)) throw e;
+      throw new SkillsError('AUDIT_FAILED', `audit ${what} failed: ${(e as Error).message}`, {
+        hint: 'Nothing was written by this step. Check the audit DB path, disk space and permissions.',
+        cause: e,
+      });
+    }
+  };
+  const writable = (): void => {
+    if (readOnly) throw new SkillsError('AUDIT_FAILED', 'the audit log was opened read-only');
+  };
+
+  try {
+    if (readOnly) assertKnownVersion(db);
+    else migrate(db, now);
+  } catch (e) {
+    db.close();
+    throw isSkillsError(e)
+      ? e
+      : new SkillsError('AUDIT_FAILED', `cannot open the audit log at ${path}`, { cause: e });
+  }
+
+  const write = readOnly ? undefined : createAppender(db, now);
+  const writeTx = write && db.transaction((events: PendingEvent[]) => events.map(write));
+  const commit = (events: PendingEvent[]): AuditEvent[] => {
+    writable();
+    return guard('write', () => writeTx!.immediate(events));
+  };
+  const group =
+    write &&
+    createGroupCommit(db, write, (fn) => {
+      writable();
+      return guard('write', fn);
+    });
+  const toPending = (input: AppendInput): PendingEvent => ({
+    type: input.type,
+    sessionId: input.sessionId,
+    callId: input.type === 'tool_call_requested' ? (input.callId ?? newId()) : (input.callId ?? null),
+    payload: input.payload,
+  });
+
+  const recover = (): RecoveryReport => {
+    writable();
+    const found = guard('recovery', () =>
+      db.transaction(() => recoverSessions(db, write!, alive)).immediate(),
+    );
+    const chain = options.verifyOnOpen === false ? null : guard('verify', () => verifyChain(db));
+    const report = { ...found, chain };
+    if (found.closedSessions.length > 0) {
+      log.warn(
+        {
+          sessions: found.closedSessions.length,
+          calls: found.interruptedCalls.length,
+          approvals: found.deniedApprovals.length,
+        },
+        'audit recovery closed sessions left open by a stopped server',
+      );
+    }
+    if (chain && !chain.ok)
+      log.error({ eventId: chain.badEventId, reason: chain.reason }, 'audit chain broken');
+    return report;
+  };
+
+  let recovery: RecoveryReport | null = null;
+  if (!readOnly && options.recover !== false) {
+    try {
+      recovery = recover();
+    } catch (e) {
+      db.close();
+      throw e;
+    }
+  }
+  log.info({ path, readOnly }, 'audit log opened');
+
+  return {
+    path,
+    readOnly,
+    recovery,
+    startSession: (input, opts) => {
+      const sessionId = opts?.sessionId ?? newId();
+      const payload = { ...input, owner };
+      return commit([
+        { type: 'session_started', sessionId, callId: null, payload },
+      ])[0] as AuditEvent<'session_started'>;
+    },
+    append: <I extends AppendInput>(input: I) => commit([toPending(input)])[0] as AuditEvent<I['type']>,
+    appendMany: (inputs) => commit(inputs.map(toPending)),
+    appendAsync: async <I extends AppendInput>(input: I) => {
+      writable();
+      return (await group!.append(toPending(input))) as AuditEvent<I['type']>;
+    },
+    endSession: (sessionId, reason) => {
+      writable();
+      return guard('write', () =>
+        db
+          .transaction(() => {
+            const ended = sessionEvents(db, sessionId, ['session_ended'])[0];
+            return ended ?? closeSession(db, write!, sessionId, reason, 'session_ended');
+          })
+          .immediate(),
+      ) as AuditEvent<'session_ended'>;
+    },
+    recover,
+    verify: () => guard('verify', () => verifyChain(db)),
+    getEvent: (eventId) =>
+      guard('read', () => {
+        const row = db.prepare('SELECT * FROM events WHERE event_id = ?').get(eventId);
+        return row === undefined ? undefined : parseEventRow(row);
+      }),
+    sessionState: (sessionId) => guard('read', () => sessionState(db, sessionId)),
+    sessionEvents: (sessionId, types) => guard('read', () => sessionEvents(db, sessionId, types)),
+    listCalls: (filter) => guard('read', () => listCalls(db, filter)),
+    getCall: (callId) => guard('read', () => getCall(db, callId)),
+    findCallIds: (prefix, limit) => guard('read', () => findCallIds(db, prefix, limit)),
+    exportEvents: function* () {
+      // One statement = one read snapshot. Do not write on this store while iterating (SQLite forbids it).
+      const rows = guard('read', () => db.prepare('SELECT * FROM events ORDER BY event_id').iterate());
+      for (;;) {
+        const next = guard('read', () => rows.next());
+        if (next.done === true) return;
+        yield parseRawEventRow(next.value);
+      }
+    },
+    rebuildProjections: () => {
+      writable();
+      return guard('rebuild', () => rebuildProjections(db));
+    },
+    snapshotProjections: () => guard('read', () => snapshotProjections(db)),
+    settings: () => guard('read', () => readSettings(db)),
+    close: () => {
+      if (!db.open) return;
+      group?.flush();
+      db.close();
+    },
+  };
+}
+
+function connect(path: string, readOnly: boolean, busyTimeoutMs: number): Database.Database {
+  const created = !readOnly && !existsSync(path);
+  if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: busyTimeoutMs });
+  } catch (cause) {
+    const hint = readOnly
+      ? 'No audit log there yet: nothing has been recorded, or --audit points elsewhere.'
+      : 'Check that the folder is writable.';
+    throw new SkillsError('AUDIT_FAILED', `cannot open the audit log at ${path}`, { hint, cause });
+  }
+  try {
+    if (created) chmodSync(path, 0o600);
+    if (readOnly) {
+      db.pragma('query_only = ON');
+      return db;
+    }
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL is required`);
+    db.pragma('synchronous = FULL');
+    db.pragma('foreign_keys = ON');
+    db.pragma('journal_size_limit = 67108864');
+    // On macOS fsync() does not reach the platter; F_FULLFSYNC does.
+    if (process.platform === 'darwin') db.pragma('fullfsync = ON');
+    return db;
+  } catch (cause) {
+    db.close();
+    throw new SkillsError('AUDIT_FAILED', `cannot set up the audit log at ${path}`, { cause });
+  }
+}
+
+const SYNC = ['off', 'normal', 'full', 'extra'] as const;
+
+function readSettings(db: Database.Database): AuditSettings {
+  const p = (name: string): unknown => db.pragma(name, { simple: true });
+  return {
+    journalMode: String(p('journal_mode')),
+    synchronous: SYNC[Number(p('synchronous'))] ?? 'off',
+    foreignKeys: p('foreign_keys') === 1,
+    busyTimeoutMs: Number(p('busy_timeout')),
+    schemaVersion: Number(p('user_version')),
+  };
+}

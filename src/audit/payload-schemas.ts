@@ -1,0 +1,232 @@
+import { z } from 'zod';
+import type { EventType } from './event-types.js';
+
+/*
+ * Payloads hold hashes, sizes, counts, key names and our own identifiers: never env values, file contents,
+ * stdout/stderr text or raw inputs. Every schema is strict (unknown keys are refused), so a raw value cannot
+ * ride along by accident; `assertPrivate` adds a key-name check for the one open-ended record (sandbox evidence).
+ * Numbers are integers only (timestamps and durations in ms): the hash chain's canonical JSON refuses floats.
+ */
+
+export const Sha256Schema = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, 'must be a lowercase hex sha256')
+  .describe('Lowercase hex sha256 digest');
+const Bytes = z.int().min(0).describe('A size in bytes');
+const Name = z
+  .string()
+  .min(1)
+  .max(256)
+  .describe('A name we chose (tool, skill, profile), never model free text');
+const KeyName = z.string().min(1).max(128).describe('A key or variable name, never its value');
+const Code = z
+  .string()
+  .regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be an identifier')
+  .describe('An identifier such as an error code');
+const RelPath = z
+  .string()
+  .min(1)
+  .max(1024)
+  .refine((p) => !p.startsWith('/') && !/^[A-Za-z]:/.test(p) && !p.split(/[\\/]/).includes('..'), {
+    message: 'must be a relative path that stays inside its folder',
+  })
+  .describe('POSIX path relative to the skill or output folder');
+const ArgvItem = z
+  .string()
+  .regex(/^[^\s/][^\s]{0,255}$/, 'argv holds program and skill-relative script names only')
+  .describe('A program name or skill-relative script path (never an argument value)');
+
+export type JsonValue = null | boolean | number | string | JsonValue[] | { [key: string]: JsonValue };
+export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
+  z.union([
+    z.null(),
+    z.boolean(),
+    z.int(),
+    z.string().max(4096),
+    z.array(JsonValueSchema),
+    z.record(z.string(), JsonValueSchema),
+  ]),
+);
+
+export const ApprovalDecisionSchema = z
+  .enum(['approved', 'approved_for_session', 'denied', 'abort'])
+  .describe('What was decided for the call');
+export const ApprovalReasonSchema = z
+  .enum([
+    'user',
+    'cached',
+    'rules',
+    'declined',
+    'cancelled',
+    'timeout',
+    'invalid_response',
+    'elicitation_error',
+    'loop_guard',
+    'session_aborted',
+    'no_approver',
+    'server_restart',
+    'session_ended',
+  ])
+  .describe('Why: the source of the decision');
+export const ApprovalChannelSchema = z
+  .enum(['elicitation', 'terminal', 'rules', 'session', 'none'])
+  .describe('Who was asked: MCP elicitation, the terminal, config rules, session state, nobody');
+export const FinishStatusSchema = z
+  .enum(['ok', 'error', 'timeout', 'cancelled', 'denied', 'invalid', 'sandbox_denied', 'stale_binding'])
+  .describe('How the call ended');
+
+export const SessionStartedPayloadSchema = z.strictObject({
+  transport: z.enum(['stdio', 'http', 'cli']).describe('How the client reached us'),
+  server_version: z.string().min(1).max(64).describe('skills-mcp version'),
+  protocol_version: z.string().max(32).optional().describe('Negotiated MCP protocol version'),
+  client: z
+    .strictObject({
+      name: z.string().max(128).describe('clientInfo.name'),
+      version: z.string().max(64).optional().describe('clientInfo.version'),
+    })
+    .optional()
+    .describe('What the client said it is'),
+  principal_sha256: Sha256Schema.optional().describe(
+    'sha256 of the authenticated principal (HTTP), never a token',
+  ),
+  owner: z
+    .strictObject({
+      pid: z.int().min(1).describe('Process id of the server that owns the session'),
+      host: z.string().min(1).max(255).describe('Host name of that server'),
+    })
+    .describe('Filled in by the store: lets recovery tell a live session from a crashed one'),
+});
+
+export const ToolCallRequestedPayloadSchema = z.strictObject({
+  tool: Name.describe('MCP tool name'),
+  skill: Name.nullable().describe('Catalog skill name, null when the request did not resolve to a skill'),
+  script: RelPath.optional().describe('Skill-relative script path, when the call runs one'),
+  input_sha256: Sha256Schema.describe('sha256 of the canonical JSON input'),
+  input_bytes: Bytes.describe('Size of the canonical JSON input'),
+  input_keys: z.array(KeyName).max(256).describe('Top-level input key names, sorted'),
+  bundle_sha256: Sha256Schema.nullable().describe('Content binding of the skill, null when not resolved'),
+  approval_key: Sha256Schema.nullable().describe('Approval key (DESIGN §7), null for read-only tools'),
+  valid: z.boolean().describe('Whether the input validated against the tool schema'),
+  read_only: z.boolean().optional().describe('True for tools that never run code'),
+  error_code: Code.optional().describe('Why the request is invalid (SkillsError code)'),
+});
+
+export const PolicyDecidedPayloadSchema = z.strictObject({
+  decision: z.enum(['allow', 'ask', 'deny']).describe('Policy outcome'),
+  rule: z.string().min(1).max(256).nullable().describe('The matched rule, null for the default mode'),
+  risk: z
+    .strictObject({
+      level: z.enum(['low', 'medium', 'high']).describe('Guard risk level'),
+      code: Code.describe('Guard finding id'),
+      reason: z.string().max(512).describe('Guard explanation (our text, never input values)'),
+    })
+    .describe('Guard result'),
+});
+
+export const ApprovalRequestedPayloadSchema = z.strictObject({
+  approval_key: Sha256Schema.describe('The key being asked about'),
+  channel: ApprovalChannelSchema,
+});
+
+export const ApprovalDecidedPayloadSchema = z.strictObject({
+  approval_key: Sha256Schema.describe('The key decided'),
+  decision: ApprovalDecisionSchema,
+  reason: ApprovalReasonSchema,
+  channel: ApprovalChannelSchema,
+});
+
+export const LoopGuardTrippedPayloadSchema = z.strictObject({
+  approval_key: Sha256Schema.describe('The key that is now refused without asking'),
+  denials: z.int().min(1).describe('Denials of that key in the session so far'),
+});
+
+export const SessionAbortedPayloadSchema = z.strictObject({
+  approval_key: Sha256Schema.nullable().describe('Key of the approval answered with abort, if any'),
+  channel: ApprovalChannelSchema,
+});
+
+export const ToolCallStartedPayloadSchema = z.strictObject({
+  argv: z
+    .array(ArgvItem)
+    .min(1)
+    .max(16)
+    .describe('Program and script names only; argument values are hashed'),
+  args_count: z.int().min(0).optional().describe('Number of arguments passed after argv'),
+  args_sha256: Sha256Schema.optional().describe('sha256 of the canonical JSON list of those arguments'),
+  env_keys: z.array(KeyName).max(512).describe('Names of the env vars passed, sorted'),
+  sandbox: z.record(z.string(), JsonValueSchema).describe('Sandbox evidence (DESIGN §8), integers only'),
+  output_dir: z.string().min(1).max(4096).describe('Host path of the per-call output folder'),
+});
+
+export const ArtifactSchema = z.strictObject({
+  path: RelPath.describe('Path inside the output files folder'),
+  sha256: Sha256Schema.describe('Content digest'),
+  bytes: Bytes.describe('File size'),
+});
+
+export const ToolCallFinishedPayloadSchema = z.strictObject({
+  status: FinishStatusSchema,
+  exit_code: z.int().nullable().describe('Process exit code, null when nothing ran or it was killed'),
+  signal: z.string().max(16).optional().describe('Signal that ended the process, if any'),
+  duration_ms: z.int().min(0).describe('Wall time of the call in ms'),
+  stdout_sha256: Sha256Schema.nullable().describe('sha256 of stdout, null when nothing ran'),
+  stdout_bytes: Bytes.describe('stdout size (before capping)'),
+  stderr_bytes: Bytes.describe('stderr size (before capping)'),
+  truncated: z.boolean().optional().describe('Output was capped'),
+  error_code: Code.optional().describe('SkillsError code behind a non-ok status'),
+  artifacts: z.array(ArtifactSchema).max(10_000).describe('Files the call produced'),
+});
+
+export const ToolCallInterruptedPayloadSchema = z.strictObject({
+  reason: z.enum(['server_restart', 'session_ended']).describe('Why the call never finished'),
+  stage: z.enum(['requested', 'started']).describe("How far it got: 'started' means a process may have run"),
+});
+
+export const SessionErrorPayloadSchema = z.strictObject({
+  code: Code.describe('Error code'),
+  ref: z.string().max(64).nullable().describe('Reference id of the logged error'),
+  stage: Code.optional().describe('Pipeline stage, when known'),
+});
+
+export const SessionEndedPayloadSchema = z.strictObject({
+  reason: z
+    .enum(['client_closed', 'signal', 'shutdown', 'error', 'server_restart'])
+    .describe('Why the session ended'),
+  interrupted_calls: z.int().min(0).describe('Calls still open at the end, now interrupted'),
+});
+
+export const payloadSchemas = {
+  session_started: SessionStartedPayloadSchema,
+  tool_call_requested: ToolCallRequestedPayloadSchema,
+  policy_decided: PolicyDecidedPayloadSchema,
+  approval_requested: ApprovalRequestedPayloadSchema,
+  approval_decided: ApprovalDecidedPayloadSchema,
+  loop_guard_tripped: LoopGuardTrippedPayloadSchema,
+  session_aborted: SessionAbortedPayloadSchema,
+  tool_call_started: ToolCallStartedPayloadSchema,
+  tool_call_finished: ToolCallFinishedPayloadSchema,
+  tool_call_interrupted: ToolCallInterruptedPayloadSchema,
+  session_error: SessionErrorPayloadSchema,
+  session_ended: SessionEndedPayloadSchema,
+} as const satisfies Record<EventType, z.ZodType>;
+
+/** The payload type of each event type. */
+export type EventPayloads = { [K in EventType]: z.infer<(typeof payloadSchemas)[K]> };
+
+export type SessionStartedPayload = EventPayloads['session_started'];
+export type ToolCallRequestedPayload = EventPayloads['tool_call_requested'];
+export type PolicyDecidedPayload = EventPayloads['policy_decided'];
+export type ApprovalRequestedPayload = EventPayloads['approval_requested'];
+export type ApprovalDecidedPayload = EventPayloads['approval_decided'];
+export type LoopGuardTrippedPayload = EventPayloads['loop_guard_tripped'];
+export type SessionAbortedPayload = EventPayloads['session_aborted'];
+export type ToolCallStartedPayload = EventPayloads['tool_call_started'];
+export type ToolCallFinishedPayload = EventPayloads['tool_call_finished'];
+export type ToolCallInterruptedPayload = EventPayloads['tool_call_interrupted'];
+export type SessionErrorPayload = EventPayloads['session_error'];
+export type SessionEndedPayload = EventPayloads['session_ended'];
+export type ApprovalDecision = z.infer<typeof ApprovalDecisionSchema>;
+export type ApprovalReason = z.infer<typeof ApprovalReasonSchema>;
+export type ApprovalChannel = z.infer<typeof ApprovalChannelSchema>;
+export type FinishStatus = z.infer<typeof FinishStatusSchema>;
+export type Artifact = z.infer<typeof ArtifactSchema>;

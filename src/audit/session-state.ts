@@ -1,0 +1,83 @@
+import type { Database } from 'better-sqlite3';
+import type { EventType } from './event-types.js';
+import { parseEventRow } from './parse-event-row.js';
+import type { ApprovalReason } from './payload-schemas.js';
+import type { AuditEvent, SessionState } from './types.js';
+
+/** Refusals that follow from session state or shutdown, not from someone saying no: not counted as denials. */
+const NOT_A_DENIAL: ReadonlySet<ApprovalReason> = new Set([
+  'cached',
+  'loop_guard',
+  'session_aborted',
+  'server_restart',
+  'session_ended',
+]);
+
+/** A session's events of the given types (all types when omitted), in commit order. */
+export function sessionEvents<T extends EventType>(
+  db: Database,
+  sessionId: string,
+  types?: readonly T[],
+): AuditEvent<T>[] {
+  const rows =
+    types === undefined
+      ? db.prepare('SELECT * FROM events WHERE session_id = ? ORDER BY event_id').all(sessionId)
+      : db
+          .prepare(
+            `SELECT * FROM events WHERE session_id = ? AND type IN (${types.map(() => '?').join(', ') || 'NULL'})
+             ORDER BY event_id`,
+          )
+          .all(sessionId, ...types);
+  return rows.map(parseEventRow) as AuditEvent<T>[];
+}
+
+/**
+ * The gate's view of a session, rebuilt from events (the source of truth, not the projections): grants,
+ * denial counts per approval key, loop-guarded keys, the aborted flag, and whether the session is open.
+ */
+export function sessionState(db: Database, sessionId: string): SessionState {
+  const events = sessionEvents(db, sessionId, [
+    'session_started',
+    'approval_decided',
+    'loop_guard_tripped',
+    'session_aborted',
+    'session_ended',
+  ]);
+  const grants = new Set<string>();
+  const loopGuarded = new Set<string>();
+  const denials: Record<string, number> = {};
+  let exists = false;
+  let ended = false;
+  let aborted = false;
+  for (const e of events) {
+    switch (e.type) {
+      case 'session_started':
+        exists = true;
+        break;
+      case 'session_ended':
+        ended = true;
+        break;
+      case 'session_aborted':
+        aborted = true;
+        break;
+      case 'loop_guard_tripped':
+        loopGuarded.add(e.payload.approval_key);
+        break;
+      case 'approval_decided': {
+        const { approval_key: key, decision, reason } = e.payload;
+        if (decision === 'approved_for_session') grants.add(key);
+        if (decision === 'denied' && !NOT_A_DENIAL.has(reason)) denials[key] = (denials[key] ?? 0) + 1;
+        break;
+      }
+    }
+  }
+  return {
+    sessionId,
+    exists,
+    open: exists && !ended,
+    aborted,
+    grants: [...grants].sort(),
+    denials,
+    loopGuarded: [...loopGuarded].sort(),
+  };
+}

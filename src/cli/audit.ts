@@ -1,0 +1,183 @@
+import { existsSync } from 'node:fs';
+import { parseArgs } from 'node:util';
+import { openAuditStore } from '../audit/open-audit-store.js';
+import type { AuditStore } from '../audit/audit-store.js';
+import type { CallDetail, CallRow } from '../audit/types.js';
+import { isSkillsError } from '../errors.js';
+import { AUDIT_HELP } from './help.js';
+import type { CliIo, ExitCode } from './io.js';
+
+type Sub = Exclude<keyof typeof AUDIT_HELP, 'audit'>;
+const SUBS: readonly Sub[] = ['verify', 'list', 'show', 'export'];
+const OPTIONS = {
+  session: { type: 'string' },
+  skill: { type: 'string' },
+  limit: { type: 'string' },
+  json: { type: 'boolean' },
+  jsonl: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+const ALLOWED: Record<Sub, readonly string[]> = {
+  verify: ['json'],
+  list: ['session', 'skill', 'limit', 'json'],
+  show: ['json'],
+  export: ['jsonl'],
+};
+
+/** `skills-mcp audit …`. Opens the log read-only; writes only through `io`. */
+export function runAudit(args: string[], io: CliIo, opts: { auditPath: string }): Promise<ExitCode> {
+  // The store is synchronous; the promise keeps the dispatcher's async contract.
+  return Promise.resolve().then(() => audit(args, io, opts));
+}
+
+function audit(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode {
+  const [sub, ...rest] = args;
+  if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
+    (sub === undefined ? io.err : io.out)(`${AUDIT_HELP.audit}\n`);
+    return sub === undefined ? 2 : 0;
+  }
+  if (!(SUBS as readonly string[]).includes(sub)) return usage(io, `unknown audit command "${sub}"`);
+  const command = sub as Sub;
+  let parsed: ReturnType<
+    typeof parseArgs<{ args: string[]; options: typeof OPTIONS; allowPositionals: true; strict: true }>
+  >;
+  try {
+    parsed = parseArgs({ args: rest, options: OPTIONS, allowPositionals: true, strict: true });
+  } catch (e) {
+    return usage(io, (e as Error).message, command);
+  }
+  const { values, positionals } = parsed;
+  if (values.help) {
+    io.out(`${AUDIT_HELP[command]}\n`);
+    return 0;
+  }
+  const extra = Object.keys(values).find((k) => !ALLOWED[command].includes(k));
+  if (extra !== undefined) return usage(io, `${command} does not take --${extra}`, command);
+  if (positionals.length !== (command === 'show' ? 1 : 0)) {
+    return usage(
+      io,
+      command === 'show' ? 'show takes one call id' : `${command} takes no arguments`,
+      command,
+    );
+  }
+  const limit = values.limit === undefined ? undefined : Number(values.limit);
+  if (limit !== undefined && !(Number.isSafeInteger(limit) && limit > 0)) {
+    return usage(io, '--limit takes a positive whole number', command);
+  }
+
+  if (!existsSync(opts.auditPath)) {
+    io.err(
+      `skills-mcp audit: no audit log at ${opts.auditPath}\n` +
+        'Nothing has been recorded there yet (the server creates it on its first call), or --audit points elsewhere.\n',
+    );
+    return 1;
+  }
+  let store: AuditStore | undefined;
+  try {
+    store = openAuditStore({ path: opts.auditPath, readOnly: true });
+    switch (command) {
+      case 'verify':
+        return verify(store, io, values.json === true);
+      case 'list': {
+        const calls = store.listCalls({
+          ...(values.session === undefined ? {} : { sessionId: values.session }),
+          ...(values.skill === undefined ? {} : { skill: values.skill }),
+          ...(limit === undefined ? {} : { limit }),
+        });
+        io.out(values.json ? `${JSON.stringify(calls, null, 2)}\n` : listTable(calls));
+        return 0;
+      }
+      case 'show':
+        return show(store, io, positionals[0]!, values.json === true);
+    }
+    for (const e of store.exportEvents()) io.out(`${JSON.stringify(e)}\n`);
+    return 0;
+  } catch (e) {
+    const hint = isSkillsError(e) && e.hint ? `\n${e.hint}` : '';
+    io.err(`skills-mcp audit: ${(e as Error).message}${hint}\n`);
+    return 1;
+  } finally {
+    store?.close();
+  }
+}
+
+function usage(io: CliIo, message: string, command?: Sub): ExitCode {
+  io.err(`skills-mcp audit: ${message}\n\n${AUDIT_HELP[command ?? 'audit']}\n`);
+  return 2;
+}
+
+function verify(store: AuditStore, io: CliIo, json: boolean): ExitCode {
+  const r = store.verify();
+  if (json) io.out(`${JSON.stringify(r, null, 2)}\n`);
+  else if (r.ok)
+    io.out(r.events === 0 ? 'ok: the log is empty\n' : `ok: ${r.events} events verified, head ${r.head}\n`);
+  else {
+    io.err(
+      `skills-mcp audit: chain broken at event ${r.badEventId} (${r.reason}): ${r.detail}\n` +
+        `The ${r.events} events before it verify.\n`,
+    );
+  }
+  return r.ok ? 0 : 1;
+}
+
+const time = (ts: number | null): string =>
+  ts === null ? '-' : new Date(ts).toISOString().replace('T', ' ');
+const short = (id: string): string => id.slice(0, 8);
+
+function listTable(calls: CallRow[]): string {
+  const rows = [['CALL', 'TIME (UTC)', 'SESSION', 'TOOL', 'SKILL', 'STATUS', 'APPROVAL', 'MS']];
+  for (const c of calls) {
+    rows.push([
+      short(c.callId),
+      time(c.requestedTs),
+      short(c.sessionId),
+      c.tool,
+      [c.skill ?? '-', c.script].filter(Boolean).join(' '),
+      c.status ?? c.state,
+      c.approvalDecision ? `${c.approvalDecision} (${c.approvalReason})` : '-',
+      c.durationMs === null ? '-' : String(c.durationMs),
+    ]);
+  }
+  const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
+  const lines = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
+  return `${lines.join('\n')}\n${calls.length} ${calls.length === 1 ? 'call' : 'calls'}\n`;
+}
+
+function show(store: AuditStore, io: CliIo, id: string, json: boolean): ExitCode {
+  let detail = store.getCall(id);
+  if (detail === undefined) {
+    const matches = store.findCallIds(id, 6);
+    if (matches.length !== 1) {
+      const why = matches.length === 0 ? 'no call matches' : `${matches.slice(0, 5).join(', ')}… all match`;
+      io.err(`skills-mcp audit: ${why} "${id}"\n`);
+      return 1;
+    }
+    detail = store.getCall(matches[0]!)!;
+  }
+  io.out(json ? `${JSON.stringify(detail, null, 2)}\n` : describeCall(detail));
+  return 0;
+}
+
+function describeCall({ call: c, approval, artifacts, events }: CallDetail): string {
+  const out = [
+    `call      ${c.callId}`,
+    `session   ${c.sessionId}`,
+    `tool      ${c.tool}${c.skill ? `  skill ${c.skill}` : ''}${c.script ? `  script ${c.script}` : ''}`,
+    `input     sha256 ${c.inputSha256}  ${c.inputBytes} bytes${c.valid ? '' : '  (invalid)'}`,
+    `bundle    ${c.bundleSha256 ?? '-'}`,
+    `state     ${c.state}${c.status ? ` (${c.status})` : ''}${c.exitCode === null ? '' : `  exit ${c.exitCode}`}${c.durationMs === null ? '' : `  ${c.durationMs} ms`}`,
+  ];
+  if (c.policyDecision)
+    out.push(`policy    ${c.policyDecision}  rule ${c.policyRule ?? '(mode)'}  risk ${c.riskLevel}`);
+  if (approval) {
+    const decided = approval.decision ? `${approval.decision} (${approval.reason})` : 'pending';
+    out.push(`approval  ${decided} via ${approval.channel}  key ${approval.approvalKey}`);
+  }
+  if (artifacts.length > 0) {
+    out.push('artifacts');
+    for (const a of artifacts) out.push(`  ${a.path}  ${a.bytes} bytes  sha256 ${a.sha256}`);
+  }
+  out.push('events');
+  for (const e of events) out.push(`  #${e.eventId}  ${time(e.ts)}  ${e.type}  ${JSON.stringify(e.payload)}`);
+  return `${out.join('\n')}\n`;
+}

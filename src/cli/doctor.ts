@@ -1,0 +1,170 @@
+import { isSkillsError } from '../errors.js';
+import { silentLogger } from '../log.js';
+import {
+  createSandbox,
+  listProfiles,
+  profileLimits,
+  type ProbeResult,
+  type Profile,
+  type Sandbox,
+} from '../sandbox/index.js';
+import type { CliIo, ExitCode } from './io.js';
+
+const HELP = `Usage: skills-mcp doctor [--json] [--profiles DIR]
+
+Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on
+macOS) with a diagnosis and a fix when it cannot start, the limits layer (cgroups or rlimits), the
+interpreters scripts use and whether each one starts inside the sandbox, and the sandbox profiles.
+
+Options:
+  --json          print one JSON object instead of text
+  --profiles DIR  sandbox profiles folder (default: the one shipped with skills-mcp)
+  -h, --help      show this help
+
+Exit status: 0 when the sandbox is healthy, 1 when it is not, 2 on a usage error.
+`;
+
+interface InterpreterReport {
+  name: string;
+  command?: string;
+  source?: string;
+  mounts?: string[];
+  runsInSandbox: boolean;
+  error?: string;
+}
+
+interface DoctorReport {
+  healthy: boolean;
+  platform: string;
+  arch: string;
+  node: { version: string; execPath: string };
+  serverUid?: number;
+  sandbox: ProbeResult;
+  interpreters: InterpreterReport[];
+  profiles: Array<{ name: string; valid: boolean; error?: string }>;
+}
+
+const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+async function checkInterpreter(sb: Sandbox, name: string, probeArgs: string[], profile?: Profile) {
+  const r: InterpreterReport = { name, runsInSandbox: false };
+  try {
+    const i = await sb.interpreters.resolve(name);
+    Object.assign(r, { command: i.command, source: i.source, mounts: i.mounts });
+    if (profile === undefined) return { ...r, error: 'no valid default profile to test with' };
+    const res = await sb.run({
+      argv: [name, ...probeArgs],
+      cwd: '/tmp',
+      env: {},
+      readOnlyPaths: [],
+      writablePaths: [],
+      network: 'none',
+      profile: profile.name,
+      limits: { ...profileLimits(profile), wallTimeMs: 20_000 },
+    });
+    r.runsInSandbox = res.exitCode === 0;
+    if (!r.runsInSandbox)
+      r.error = res.stderr.toString('utf8').trim().split('\n').slice(-2).join(' ') || 'failed';
+  } catch (e) {
+    r.error = isSkillsError(e) ? e.message : message(e);
+  }
+  return r;
+}
+
+function render(rep: DoctorReport): string {
+  const s = rep.sandbox;
+  const lines = [
+    'skills-mcp doctor',
+    `  platform      ${rep.platform} ${rep.arch}, Node ${rep.node.version} (${rep.node.execPath})`,
+    `  sandbox       ${s.adapter}${s.binary === undefined ? '' : ` ${s.binary}`}${s.version === undefined ? '' : ` (${s.version})`}: ${s.healthy ? 'healthy' : 'NOT AVAILABLE'}`,
+    `  diagnosis     ${s.diagnosis.code}: ${s.diagnosis.message}`,
+  ];
+  if (s.diagnosis.hint !== undefined) lines.push(`  fix           ${s.diagnosis.hint}`);
+  if (s.diagnosis.detail !== undefined)
+    lines.push(`  detail        ${s.diagnosis.detail.replace(/\n/g, ' | ')}`);
+  const layer = s.limits.cgroup === 'none' ? 'no cgroups' : `cgroup ${s.limits.cgroup}`;
+  lines.push(
+    `  limits        ${layer}: memory=${s.limits.memory}, pids=${s.limits.pids}${s.limits.reason === undefined ? '' : ` (${s.limits.reason})`}`,
+    `  seccomp       ${s.seccomp ? 'yes' : 'no'}`,
+  );
+  if (s.sandboxUid !== undefined) {
+    lines.push(
+      `  sandbox uid   ${s.sandboxUid}${rep.serverUid === 0 ? ' (server runs as root; scripts do not)' : ''}`,
+    );
+  }
+  lines.push('  interpreters');
+  for (const i of rep.interpreters) {
+    const where = i.command === undefined ? 'not found' : i.command;
+    const via = i.source !== undefined && i.source !== i.command ? ` via ${i.source}` : '';
+    const mounts = i.mounts !== undefined && i.mounts.length > 0 ? `; mounts ${i.mounts.join(', ')}` : '';
+    const ok = i.runsInSandbox ? 'runs in sandbox' : `does not run: ${i.error ?? 'unknown'}`;
+    lines.push(`    ${i.name.padEnd(8)}${where}${via}${mounts} — ${ok}`);
+  }
+  lines.push('  profiles');
+  for (const p of rep.profiles)
+    lines.push(`    ${p.name.padEnd(8)}${p.valid ? 'valid' : `INVALID: ${p.error ?? ''}`}`);
+  return `${lines.join('\n')}\n`;
+}
+
+export async function runDoctor(args: string[], io: CliIo): Promise<ExitCode> {
+  let json = false;
+  let profilesDir: string | undefined;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i];
+    if (a === '--help' || a === '-h') {
+      io.out(HELP);
+      return 0;
+    } else if (a === '--json') json = true;
+    else if (a === '--profiles' && args[i + 1] !== undefined) profilesDir = args[++i];
+    else {
+      io.err(`doctor: unknown argument ${JSON.stringify(a)}\n${HELP}`);
+      return 2;
+    }
+  }
+  const sb = createSandbox({
+    log: silentLogger(),
+    env: io.env,
+    ...(profilesDir === undefined ? {} : { profilesDir }),
+  });
+  try {
+    const probe = await sb.probe();
+    const profiles: DoctorReport['profiles'] = [];
+    const loaded = new Map<string, Profile>();
+    for (const name of await listProfiles(sb.profilesDir)) {
+      try {
+        loaded.set(name, await sb.loadProfile(name));
+        profiles.push({ name, valid: true });
+      } catch (e) {
+        profiles.push({ name, valid: false, error: message(e) });
+      }
+    }
+    const profile = loaded.get('default') ?? [...loaded.values()][0];
+    const interpreters: InterpreterReport[] = [];
+    for (const [name, probeArgs] of [
+      ['python3', ['-c', 'pass']],
+      ['node', ['-e', '0']],
+      ['bash', ['-c', ':']],
+    ] as const) {
+      interpreters.push(
+        probe.healthy
+          ? await checkInterpreter(sb, name, [...probeArgs], profile)
+          : { name, runsInSandbox: false, error: 'sandbox not available' },
+      );
+    }
+    const uid = process.getuid?.();
+    const report: DoctorReport = {
+      healthy: probe.healthy,
+      platform: process.platform,
+      arch: process.arch,
+      node: { version: process.version, execPath: process.execPath },
+      ...(uid === undefined ? {} : { serverUid: uid }),
+      sandbox: probe,
+      interpreters,
+      profiles,
+    };
+    io.out(json ? `${JSON.stringify(report, null, 2)}\n` : render(report));
+    return probe.healthy ? 0 : 1;
+  } finally {
+    await sb.dispose();
+  }
+}
