@@ -1,6 +1,7 @@
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { SkillsServer } from '../mcp/create-server.js';
+import type { Runner } from '../runner/runner-types.js';
 import type { Catalog } from '../skills/catalog.js';
 import type { CliIo } from './io.js';
 
@@ -12,4 +13,6 @@ export interface ServeContext {
   server: SkillsServer;
   catalog: () => Catalog;
   version: string;
+  /** The gated-call pipeline: end a session's audit record when its connection ends. */
+  runner: Runner;
 }

@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
 import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
+import { createServices } from './create-services.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
 import { watchCatalog } from '../skills/watch-catalog.js';
@@ -73,7 +74,28 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
   for (const f of catalog.findings) log.warn({ path: f.path, line: f.line, rule: f.rule }, f.message);
   log.info({ count: catalog.skills.length, roots: config.skills, config: loaded.file }, 'skills loaded');
 
-  const server = createSkillsServer({ catalog: () => catalog, config, log, version: packageVersion() });
+  const version = packageVersion();
+  const services = createServices(config, log, io, () => catalog, version);
+  const server = createSkillsServer({
+    catalog: () => catalog,
+    config,
+    log,
+    version,
+    runner: services.runner,
+  });
+  // Probe the sandbox once the server is up (off the first request's path), so problems show in the log early.
+  const probeTimer = setTimeout(() => {
+    void services
+      .sandbox()
+      .then((s) => s.probe())
+      .then((p) =>
+        p.healthy
+          ? log.info({ adapter: p.adapter, limits: p.limits }, 'sandbox ready')
+          : log.warn({ diagnosis: p.diagnosis }, 'sandbox unavailable: skill scripts will be refused'),
+      )
+      .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
+  }, 1000);
+  probeTimer.unref();
   const watcher = config.watch
     ? watchCatalog({
         roots: config.skills,
@@ -86,11 +108,21 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
         log,
       })
     : undefined;
-  const ctx: ServeContext = { config, log, io, server, catalog: () => catalog, version: packageVersion() };
+  const ctx: ServeContext = {
+    config,
+    log,
+    io,
+    server,
+    catalog: () => catalog,
+    version,
+    runner: services.runner,
+  };
   try {
     return config.http.enabled ? await runHttp(ctx) : await runStdio(ctx, stdin);
   } finally {
+    clearTimeout(probeTimer);
     watcher?.close();
+    await services.close();
   }
 }
 
@@ -106,13 +138,18 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
         'Press Ctrl+C to stop.\n',
     );
   }
+  let reason: 'client_closed' | 'signal' = 'client_closed';
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');
+    reason = 'signal';
     void serving.close();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   await serving.closed;
+  await ctx.runner
+    .endSession(session, reason)
+    .catch((err: unknown) => log.error({ err }, 'could not end the audit session'));
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
   log.info('stopped');

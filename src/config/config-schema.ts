@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { ApprovalConfigSchema } from './approval-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -39,6 +40,37 @@ export const ConfigSchema = z.strictObject({
     .optional()
     .describe('Audit database path. Default: $XDG_STATE_HOME/skills-mcp/audit.db (~/.local/state/…).'),
   log_level: z.enum(LOG_LEVELS).default('info').describe('Log level on stderr.'),
+  approval: ApprovalConfigSchema.prefault({}).describe(
+    'Who decides whether a skill script may run (see Approvals).',
+  ),
+  sandbox: z
+    .strictObject({
+      profile: z
+        .string()
+        .regex(/^[a-z0-9-]+$/)
+        .default('default')
+        .describe(
+          'Sandbox profile for skill scripts (a file in sandbox-profiles/); a skill may ask for a stricter one.',
+        ),
+      mode: z
+        .enum(['required', 'off'])
+        .default('required')
+        .describe(
+          'required: scripts run only inside an OS sandbox (else refused). off: no sandbox (logged, audited).',
+        ),
+      profiles_dir: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('Folder of sandbox profiles (default: the bundled sandbox-profiles/).'),
+    })
+    .prefault({})
+    .describe('OS sandbox for skill scripts.'),
+  data_dir: z
+    .string()
+    .min(1)
+    .optional()
+    .describe('Where per-call output folders are kept. Default: the audit database folder + /runs.'),
   http: z
     .strictObject({
       enabled: z.boolean().default(false).describe('Serve Streamable HTTP instead of stdio (flag --http).'),

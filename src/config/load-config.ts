@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { dirname, isAbsolute, resolve } from 'node:path';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { createRequire } from 'node:module';
 import type * as Yaml from 'yaml';
 import type * as z from 'zod';
@@ -16,6 +17,8 @@ export interface ConfigSources {
   /** Values from flags. */
   flags?: Partial<ConfigInput>;
   cwd: string;
+  /** Home folder for `~/` in paths (default: the user's). */
+  home?: string;
 }
 
 export interface LoadedConfig {
@@ -37,19 +40,39 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   const haveFile = existsSync(file);
   if (explicit && !haveFile) throw invalid([`${file}: config file not found`]);
   if (haveFile) fromFile = readConfigFile(file);
-  const merged = { ...fromFile, ...src.env, ...src.flags };
+  const merged = [src.env ?? {}, src.flags ?? {}].reduce<Record<string, unknown>>(deepMerge, fromFile);
   const parsed = ConfigSchema.safeParse(merged);
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues, haveFile ? `${file}: ` : ''));
   const config = parsed.data;
   // Paths from the file are relative to the file; paths from env and flags to the working directory.
-  const base = (key: 'skills' | 'workspace' | 'audit') =>
-    src.flags?.[key] !== undefined || src.env?.[key] !== undefined || !haveFile ? src.cwd : dirname(file);
-  const abs = (key: 'skills' | 'workspace' | 'audit', p: string) =>
-    isAbsolute(p) ? p : resolve(base(key), p);
+  const fromFileOnly = (key: PathKey) =>
+    haveFile && src.flags?.[key] === undefined && src.env?.[key] === undefined;
+  const abs = (key: PathKey, p: string) => {
+    const home = p === '~' || p.startsWith('~/') ? join(src.home ?? homedir(), p.slice(1)) : p;
+    return isAbsolute(home) ? home : resolve(fromFileOnly(key) ? dirname(file) : src.cwd, home);
+  };
   config.skills = config.skills.map((p) => abs('skills', p));
   if (config.workspace !== undefined) config.workspace = abs('workspace', config.workspace);
   if (config.audit !== undefined) config.audit = abs('audit', config.audit);
+  if (config.data_dir !== undefined) config.data_dir = abs('data_dir', config.data_dir);
+  if (config.sandbox.profiles_dir !== undefined)
+    config.sandbox.profiles_dir = abs('sandbox', config.sandbox.profiles_dir);
   return haveFile ? { config, file } : { config };
+}
+
+type PathKey = 'skills' | 'workspace' | 'audit' | 'data_dir' | 'sandbox';
+
+const isPlainObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Layers `over` onto `base`: nested settings (http, approval, sandbox) merge key by key; lists are replaced. */
+function deepMerge(base: Record<string, unknown>, over: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...base };
+  for (const [k, v] of Object.entries(over)) {
+    if (v === undefined) continue;
+    out[k] = isPlainObject(v) && isPlainObject(out[k]) ? deepMerge(out[k], v) : v;
+  }
+  return out;
 }
 
 function readConfigFile(file: string): Record<string, unknown> {

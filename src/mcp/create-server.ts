@@ -1,14 +1,25 @@
-import { McpServer, type RegisteredPrompt, type RegisteredTool } from '@modelcontextprotocol/server';
+import { randomBytes } from 'node:crypto';
+import {
+  createRequestStateCodec,
+  McpServer,
+  type CallToolResult,
+  type RegisteredPrompt,
+  type RegisteredTool,
+} from '@modelcontextprotocol/server';
 import type { SessionInfo } from '../runner/session.js';
 import type { CatalogDiff } from '../skills/watch-catalog.js';
 import type { Skill } from '../skills/types.js';
+import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';
 import { skillPrompt } from './prompts/skill-prompt.js';
+import { readArtifact, runArtifactsResource } from './resources/run-artifacts.js';
 import { skillFilesResource } from './resources/skill-files.js';
 import type { ServerDeps } from './server-deps.js';
 import { listSkillsTool } from './tools/list-skills.js';
 import { loadSkillTool } from './tools/load-skill.js';
 import { readSkillFileTool } from './tools/read-skill-file.js';
+import { runSkillScriptTool } from './tools/run-skill-script.js';
+import { runSkillTool } from './tools/run-skill-tool.js';
 import { skillTool } from './tools/skill-tool.js';
 import type { ToolDef } from './tools/tool-def.js';
 
@@ -20,24 +31,46 @@ export interface SkillsServer {
   build(session: SessionInfo): McpServer;
   /** Brings every live instance in line with the current catalog; each sends the matching list_changed. */
   catalogChanged(diff: CatalogDiff): void;
+  /** Calls `listener` after each catalog change (for transports that notify outside live instances). */
+  onChanged(listener: (diff: CatalogDiff) => void): () => void;
 }
 
 interface Live {
   server: McpServer;
   session: SessionInfo;
+  bridge: GateBridge;
   compact: boolean;
   perSkill: Map<string, { tool?: RegisteredTool; prompt: RegisteredPrompt }>;
 }
 
-const addTool = (server: McpServer, def: ToolDef): RegisteredTool =>
-  server.registerTool(def.name, def.config, (args, ctx) => def.handler(args as never, ctx));
-
 export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const live = new Set<Live>();
+  const listeners = new Set<(diff: CatalogDiff) => void>();
+  // Signs the call id carried across an approval round trip (requestState); per process, never stored.
+  const stateKey = randomBytes(32);
+  const runner = deps.runner;
+  const withRunner = runner === undefined ? undefined : { ...deps, runner };
+
+  const addTool = <A>(l: Live, def: ToolDef<A>): RegisteredTool => {
+    const audited = runner !== undefined && def.config.annotations.readOnlyHint === true;
+    return l.server.registerTool(def.name, def.config, async (args: unknown, ctx) => {
+      const result = await def.handler(args as A, ctx);
+      if (audited) {
+        const isError = (result as CallToolResult).isError === true;
+        runner.recordReadOnly(l.session, def.name, def.skillOf?.(args as A) ?? null, args, !isError);
+      }
+      return result;
+    });
+  };
+
+  const toolFor = (l: Live, skill: Skill): ToolDef =>
+    withRunner !== undefined && skill.kind === 'executable'
+      ? runSkillTool(withRunner, skill, l.session, l.bridge, readArtifact)
+      : skillTool(deps, skill, withRunner !== undefined);
 
   const registerSkill = (l: Live, skill: Skill) => {
     try {
-      const tool = l.compact ? undefined : addTool(l.server, skillTool(deps, skill));
+      const tool = l.compact ? undefined : addTool(l, toolFor(l, skill));
       const p = skillPrompt(deps, skill);
       const prompt = l.server.registerPrompt(p.name, p.config, p.handler);
       l.perSkill.set(skill.name, tool === undefined ? { prompt } : { tool, prompt });
@@ -50,17 +83,34 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     const catalog = deps.catalog();
     const mode = deps.config.tools;
     const compact = mode === 'compact' || (mode === 'auto' && catalog.skills.length > AUTO_PER_SKILL_LIMIT);
+    const timeoutMs = deps.config.approval.timeout_ms;
+    const codec = createRequestStateCodec<{ callId: string }>({
+      key: stateKey,
+      ttlSeconds: Math.ceil(timeoutMs / 1000) + 60,
+      bind: () => session.id,
+    });
     const server = new McpServer(
       { name: 'skills-mcp', version: deps.version, title: 'Agent Skills' },
-      { instructions: serverInstructions(catalog, compact) },
+      {
+        instructions: serverInstructions(catalog, compact, runner !== undefined),
+        requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
+        // The legacy shim waits for the person a little longer than our own approval timeout, which decides first.
+        inputRequired: { roundTimeoutMs: timeoutMs + 5_000 },
+      },
     );
-    const l: Live = { server, session, compact, perSkill: new Map() };
-    const statics: ToolDef[] = [readSkillFileTool(deps)];
+    const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
+    const l: Live = { server, session, bridge, compact, perSkill: new Map() };
+    const statics: ToolDef<never>[] = [readSkillFileTool(deps)];
     if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
-    for (const def of statics) addTool(server, def);
+    if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge, readArtifact));
+    for (const def of statics) addTool(l, def);
     for (const skill of catalog.skills) registerSkill(l, skill);
-    const r = skillFilesResource(deps);
-    server.registerResource(r.name, r.template, r.config, (uri, vars) => r.read(uri, vars));
+    const files = skillFilesResource(deps);
+    server.registerResource(files.name, files.template, files.config, (uri, vars) => files.read(uri, vars));
+    if (runner !== undefined) {
+      const runs = runArtifactsResource(runner, session);
+      server.registerResource(runs.name, runs.template, runs.config, (uri, vars) => runs.read(uri, vars));
+    }
     live.add(l);
     const previous = server.server.onclose;
     server.server.onclose = () => {
@@ -85,7 +135,13 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       }
       l.server.sendResourceListChanged();
     }
+    for (const listener of listeners) listener(diff);
   };
 
-  return { build, catalogChanged };
+  const onChanged = (listener: (diff: CatalogDiff) => void) => {
+    listeners.add(listener);
+    return () => void listeners.delete(listener);
+  };
+
+  return { build, catalogChanged, onChanged };
 }

@@ -10,12 +10,15 @@ const firstSentence = (text: string): string => {
 };
 
 /** The server's `instructions`: how to use it, and a compact skill index (hosts may hide tool descriptions). */
-export function serverInstructions(catalog: Catalog, compact: boolean): string {
+export function serverInstructions(catalog: Catalog, compact: boolean, runs: boolean): string {
   const how = compact
     ? 'Call list_skills to see every skill, then load_skill {skill} for its instructions; read its files with read_skill_file.'
     : "Each skill is a tool: call it to get the skill's instructions and file index; read its files with read_skill_file.";
+  const run = runs
+    ? " Executable skills run in a sandbox when called (the user may be asked to approve); run_skill_script runs a skill's other scripts."
+    : '';
   const lines = [
-    `This server provides Agent Skills: task-specific instructions with scripts and reference files. ${how}`,
+    `This server provides Agent Skills: task-specific instructions with scripts and reference files. ${how}${run}`,
     '',
     'Skills:',
   ];

@@ -1,5 +1,6 @@
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
+import type { Runner } from '../runner/runner-types.js';
 import type { Catalog } from '../skills/catalog.js';
 
 /** What the MCP layer needs. Passed in; nothing is reached for globally. */
@@ -9,4 +10,6 @@ export interface ServerDeps {
   config: Config;
   log: Logger;
   version: string;
+  /** The gated-call pipeline. Without it the server only serves instructions and files (no runs). */
+  runner?: Runner;
 }

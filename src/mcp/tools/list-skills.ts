@@ -13,7 +13,7 @@ const output = z.object({
   ),
 });
 
-export const listSkillsTool = (deps: ServerDeps): ToolDef<typeof input> => ({
+export const listSkillsTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>> => ({
   name: 'list_skills',
   config: {
     title: 'List skills',

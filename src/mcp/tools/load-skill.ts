@@ -7,7 +7,7 @@ import type { ToolDef } from './tool-def.js';
 
 const input = z.object({ skill: z.string().min(1).max(200).describe('Skill name from list_skills.') });
 
-export const loadSkillTool = (deps: ServerDeps): ToolDef<typeof input> => ({
+export const loadSkillTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>> => ({
   name: 'load_skill',
   config: {
     title: 'Load a skill',
@@ -16,6 +16,7 @@ export const loadSkillTool = (deps: ServerDeps): ToolDef<typeof input> => ({
     outputSchema: SkillViewSchema,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
+  skillOf: ({ skill }) => skill,
   handler: ({ skill }) => {
     try {
       return skillView(findSkill(deps.catalog(), skill), { canRunScripts: false });

@@ -16,7 +16,7 @@ const input = z.object({
     .describe('File path relative to the skill folder, e.g. "references/guide.md".'),
 });
 
-export const readSkillFileTool = (deps: ServerDeps): ToolDef<typeof input> => ({
+export const readSkillFileTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>> => ({
   name: 'read_skill_file',
   config: {
     title: 'Read a skill file',
@@ -24,6 +24,7 @@ export const readSkillFileTool = (deps: ServerDeps): ToolDef<typeof input> => ({
     inputSchema: input,
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
+  skillOf: ({ skill }) => skill,
   handler: ({ skill, path }) => {
     try {
       const c = readSkillContent(deps.catalog(), skill, path, MAX_TOOL_FILE_BYTES);

@@ -10,7 +10,7 @@ const input = z.object({});
 const MAX_DESCRIPTION = 1024;
 
 /** The per-skill tool: returns the skill's instructions and file index. */
-export const skillTool = (deps: ServerDeps, skill: Skill): ToolDef<typeof input> => {
+export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean): ToolDef => {
   const renamed = skill.toolName !== skill.name ? ` (skill "${skill.name}")` : '';
   const description =
     skill.description.length > MAX_DESCRIPTION
@@ -25,6 +25,7 @@ export const skillTool = (deps: ServerDeps, skill: Skill): ToolDef<typeof input>
       outputSchema: SkillViewSchema,
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
+    skillOf: () => skill.name,
     handler: () => {
       const current = deps.catalog().get(skill.name);
       if (current === undefined) {
@@ -35,7 +36,7 @@ export const skillTool = (deps: ServerDeps, skill: Skill): ToolDef<typeof input>
           deps.log,
         );
       }
-      return skillView(current, { canRunScripts: false });
+      return skillView(current, { canRunScripts });
     },
   };
 };

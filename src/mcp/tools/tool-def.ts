@@ -1,15 +1,25 @@
-import type { CallToolResult, ServerContext, ToolAnnotations } from '@modelcontextprotocol/server';
-import type * as z from 'zod';
+import type {
+  CallToolResult,
+  InputRequiredResult,
+  ServerContext,
+  StandardSchemaWithJSON,
+  ToolAnnotations,
+} from '@modelcontextprotocol/server';
 
 /** A tool as a small data object: name, schema, annotations, handler. Registered from a list. */
-export interface ToolDef<In extends z.ZodObject = z.ZodObject> {
+export interface ToolDef<Args = Record<string, unknown>> {
   name: string;
   config: {
     title: string;
     description: string;
-    inputSchema: In;
-    outputSchema?: z.ZodObject;
+    inputSchema: StandardSchemaWithJSON;
+    outputSchema?: StandardSchemaWithJSON;
     annotations: ToolAnnotations;
   };
-  handler: (args: z.infer<In>, ctx: ServerContext) => CallToolResult | Promise<CallToolResult>;
+  /** The skill a call of this tool is about, for the audit log (read-only tools). */
+  skillOf?: (args: Args) => string | null;
+  handler: (
+    args: Args,
+    ctx: ServerContext,
+  ) => CallToolResult | InputRequiredResult | Promise<CallToolResult | InputRequiredResult>;
 }

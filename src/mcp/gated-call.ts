@@ -1,0 +1,145 @@
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  inputRequired,
+  inputResponse,
+  type CallToolResult,
+  type ClientCapabilities,
+  type InputRequiredResult,
+  type McpServer,
+  type ServerContext,
+} from '@modelcontextprotocol/server';
+import type { ApprovalAnswer } from '../gate/index.js';
+import type { CallResult } from '../runner/call-result.js';
+import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallContext, Runner } from '../runner/runner-types.js';
+import type { ServerDeps } from './server-deps.js';
+import { mimeTypeOf } from './skill-uri.js';
+import { toolError } from './tool-error.js';
+
+/** The per-connection bits a gated call needs besides the request. */
+export interface GateBridge {
+  server: McpServer;
+  mintState: (callId: string, ctx: ServerContext) => Promise<string>;
+}
+
+/** `skill-run://<call>/<path>`: an artifact of a run, readable by the session that made the call. */
+export const runUri = (callId: string, path: string): string =>
+  `skill-run://${callId}/${path.split('/').map(encodeURIComponent).join('/')}`;
+
+const EMBED_TEXT_BYTES = 32 * 1024;
+
+function canElicit(server: McpServer, ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const caps =
+    (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
+    server.server.getClientCapabilities();
+  return caps?.elicitation !== undefined;
+}
+
+function callContext(deps: ServerDeps, b: GateBridge, ctx: ServerContext): CallContext {
+  const token = ctx.mcpReq._meta?.progressToken;
+  return {
+    canAsk: deps.config.elicitation && canElicit(b.server, ctx),
+    channel: 'elicitation',
+    signal: ctx.mcpReq.signal,
+    ...(token === undefined
+      ? {}
+      : {
+          progress: (progress: number, message: string) =>
+            void ctx.mcpReq
+              .notify({
+                method: 'notifications/progress',
+                params: { progressToken: token, progress, total: 2, message },
+              })
+              .catch(() => undefined),
+        }),
+  };
+}
+
+/** A run's result as MCP content: text, structured JSON, and links to its files. */
+export function toToolResult(r: CallResult): CallToolResult {
+  const content: CallToolResult['content'] = [{ type: 'text', text: r.text }];
+  for (const a of r.artifacts) {
+    const uri = runUri(r.callId ?? '-', a.path);
+    content.push({ type: 'resource_link', uri, name: a.path, mimeType: mimeTypeOf(a.path), size: a.bytes });
+  }
+  const json = r.json;
+  const structured =
+    json === undefined
+      ? undefined
+      : typeof json === 'object' && json !== null && !Array.isArray(json)
+        ? (json as Record<string, unknown>)
+        : { result: json };
+  return {
+    content,
+    ...(r.isError ? { isError: true } : {}),
+    ...(structured === undefined || r.isError ? {} : { structuredContent: structured }),
+    _meta: {
+      'skills-mcp/call_id': r.callId ?? null,
+      'skills-mcp/status': r.status,
+      ...(r.code === undefined ? {} : { 'skills-mcp/code': r.code }),
+    },
+  };
+}
+
+/** Small text artifacts are embedded too, so clients that do not follow links still see them. */
+export function embedSmallArtifacts(
+  result: CallToolResult,
+  r: CallResult,
+  read: (abs: string) => Buffer,
+): CallToolResult {
+  for (const a of r.artifacts) {
+    if (a.bytes > EMBED_TEXT_BYTES || !/^text\/|json|yaml|xml/.test(mimeTypeOf(a.path))) continue;
+    result.content.push({
+      type: 'resource',
+      resource: {
+        uri: runUri(r.callId ?? '-', a.path),
+        mimeType: mimeTypeOf(a.path),
+        text: read(a.abs).toString('utf8'),
+      },
+    });
+  }
+  return result;
+}
+
+/**
+ * One gated tool call through the runner, for both protocol eras. The first entry records the request and either
+ * answers or returns `input_required` with the approval form; the SDK (modern client retry, or the legacy shim's
+ * `elicitation/create`) re-enters with the answer and the signed call id in `requestState`.
+ */
+export async function gatedCall(
+  deps: ServerDeps & { runner: Runner },
+  b: GateBridge,
+  req: CallRequest,
+  ctx: ServerContext,
+  read: (abs: string) => Buffer,
+): Promise<CallToolResult | InputRequiredResult> {
+  try {
+    const cctx = callContext(deps, b, ctx);
+    const state = ctx.mcpReq.requestState<{ callId?: unknown }>();
+    if (typeof state === 'object' && state !== null && typeof state.callId === 'string') {
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
+      const answer: ApprovalAnswer =
+        view.kind === 'elicit'
+          ? view.action === 'accept'
+            ? { action: 'accept', content: view.content }
+            : { action: view.action }
+          : { action: 'error' };
+      const r = await deps.runner.resume(state.callId, req.session, answer, cctx);
+      return embedSmallArtifacts(toToolResult(r), r, read);
+    }
+    const begun = await deps.runner.begin(req, cctx);
+    if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result, read);
+    return inputRequired({
+      inputRequests: {
+        approval: inputRequired.elicit({
+          message: begun.form.message,
+          requestedSchema: begun.form.requestedSchema,
+        }),
+      },
+      requestState: await b.mintState(begun.callId, ctx),
+    });
+  } catch (err) {
+    return toolError(err, deps.log);
+  }
+}

@@ -1,0 +1,61 @@
+import { fromJsonSchema } from '@modelcontextprotocol/server';
+import { SkillsError } from '../../errors.js';
+import type { Runner } from '../../runner/runner-types.js';
+import type { SessionInfo } from '../../runner/session.js';
+import type { Skill } from '../../skills/types.js';
+import { gatedCall, type GateBridge } from '../gated-call.js';
+import type { ServerDeps } from '../server-deps.js';
+import { toolError } from '../tool-error.js';
+import type { ToolDef } from './tool-def.js';
+
+const MAX_DESCRIPTION = 900;
+
+/** An executable skill's tool: JSON in (its input schema), sandboxed run of its entry point, JSON out. */
+export const runSkillTool = (
+  deps: ServerDeps & { runner: Runner },
+  skill: Skill,
+  session: SessionInfo,
+  bridge: GateBridge,
+  read: (abs: string) => Buffer,
+): ToolDef => {
+  const entry = deps.runner.entryInput(skill);
+  const description =
+    skill.description.length > MAX_DESCRIPTION
+      ? `${skill.description.slice(0, MAX_DESCRIPTION - 1)}…`
+      : skill.description;
+  const renamed = skill.toolName !== skill.name ? ` Skill "${skill.name}".` : '';
+  return {
+    name: skill.toolName,
+    config: {
+      title: `Skill: ${skill.name}`,
+      description:
+        `${description}\n\nRuns ${skill.entryPoint} in a sandbox${skill.requests.network ? ' with network access' : ''}; ` +
+        `the user may be asked to approve it. Read its instructions with read_skill_file {"skill": "${skill.name}", "path": "${skill.skillFile}"}.${renamed}`,
+      inputSchema: fromJsonSchema(entry.schema),
+      annotations: {
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: false,
+        openWorldHint: skill.requests.network,
+      },
+    },
+    handler: async (args, ctx) => {
+      const current = deps.catalog().get(skill.name);
+      if (current === undefined) {
+        return toolError(
+          new SkillsError('SKILL_NOT_FOUND', `skill "${skill.name}" was removed`, {
+            hint: 'List the tools again.',
+          }),
+          deps.log,
+        );
+      }
+      return gatedCall(
+        deps,
+        bridge,
+        { tool: skill.toolName, session, skill: current, input: args },
+        ctx,
+        read,
+      );
+    },
+  };
+};

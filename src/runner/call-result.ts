@@ -1,0 +1,42 @@
+import type { FinishStatus } from '../audit/payload-schemas.js';
+
+/** A file a run produced, kept in the call's output folder. */
+export interface RunArtifact {
+  /** Path relative to the call's files folder. */
+  path: string;
+  /** Host path. */
+  abs: string;
+  bytes: number;
+  sha256: string;
+}
+
+/** The outcome of a gated call, independent of MCP (the mcp layer turns it into a tool result). */
+export interface CallResult {
+  callId?: string;
+  status: FinishStatus;
+  isError: boolean;
+  /** Text for the model. */
+  text: string;
+  /** The script's JSON result, when it produced one. */
+  json?: unknown;
+  artifacts: RunArtifact[];
+  /** Set for runs that happened. */
+  run?: {
+    exitCode: number | null;
+    durationMs: number;
+    timedOut: boolean;
+    cancelled: boolean;
+    truncated: boolean;
+  };
+  /** SkillsError code behind a refusal or failure. */
+  code?: string;
+}
+
+export const refused = (status: FinishStatus, text: string, code?: string, callId?: string): CallResult => ({
+  status,
+  isError: true,
+  text,
+  artifacts: [],
+  ...(code === undefined ? {} : { code }),
+  ...(callId === undefined ? {} : { callId }),
+});

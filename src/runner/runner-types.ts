@@ -1,0 +1,56 @@
+import type { AuditStore } from '../audit/audit-store.js';
+import type { Config } from '../config/config-schema.js';
+import type { ApprovalAnswer, ApprovalForm } from '../gate/index.js';
+import type { Logger } from '../log.js';
+import type { Sandbox } from '../sandbox/create-sandbox.js';
+import type { Catalog } from '../skills/catalog.js';
+import type { Skill } from '../skills/types.js';
+import type { CallResult } from './call-result.js';
+import type { EntryInput } from './entry-input.js';
+import type { CallRequest } from './prepare-call.js';
+import type { SessionInfo } from './session.js';
+
+export interface RunnerDeps {
+  catalog: () => Catalog;
+  config: Config;
+  log: Logger;
+  version: string;
+  /** Opened on first need: start-up never waits for SQLite. */
+  audit: () => Promise<AuditStore>;
+  /** Created on first need. */
+  sandbox: () => Promise<Sandbox>;
+  /** The server's environment (only profile-allowed names reach a script). */
+  env: NodeJS.ProcessEnv;
+  /** Folder for per-call output folders. */
+  runsDir: string;
+  now?: () => number;
+}
+
+/** How the caller can reach a person, per request. */
+export interface CallContext {
+  /** True when an approval can be asked now (client declared elicitation, not --no-elicitation). */
+  canAsk: boolean;
+  /** Who is asked: MCP elicitation, or the terminal (`skills-mcp run`). */
+  channel: 'elicitation' | 'terminal';
+  signal?: AbortSignal;
+  /** Progress for the client (start, output received, end). */
+  progress?: (progress: number, message: string) => void;
+}
+
+export type Begin =
+  { kind: 'done'; result: CallResult } | { kind: 'ask'; callId: string; form: ApprovalForm };
+
+export interface Runner {
+  /** The input schema of an executable skill's tool (frontmatter → argparse → free-form). */
+  entryInput(skill: Skill): EntryInput;
+  /** Stages 1–4: records the request and policy, then runs, refuses, or asks for approval. */
+  begin(req: CallRequest, ctx: CallContext): Promise<Begin>;
+  /** Continues a call that asked for approval, with the person's answer. Never runs a call twice. */
+  resume(callId: string, session: SessionInfo, answer: ApprovalAnswer, ctx: CallContext): Promise<CallResult>;
+  /** Audits a read-only tool call (no approval, no process). */
+  recordReadOnly(session: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean): void;
+  /** The host path of an artifact of a call made in this session, or undefined. */
+  artifactPath(session: SessionInfo, callId: string, path: string): string | undefined;
+  endSession(session: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error'): Promise<void>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,111 @@
+import { execFile } from 'node:child_process';
+import type { Logger } from '../log.js';
+import { createCgroupPool, type CgroupPool } from './cgroup-pool.js';
+import { detectCgroups } from './detect-cgroups.js';
+import { diagnoseBwrapFailure, readHostFacts } from './diagnose-bwrap.js';
+import { checkTrustedBinary, findBwrap } from './find-bwrap.js';
+import { detectHostLayout, type HostLayout } from './host-layout.js';
+import type { LimitsSupport, ProbeResult } from './types.js';
+
+/** What the adapter learns once and reuses for every run. */
+export interface BwrapHost {
+  probe: ProbeResult;
+  bwrap?: string;
+  layout: HostLayout;
+  pool?: CgroupPool;
+  /** `/usr/bin/setpriv`, needed to stage paths as root. */
+  setpriv?: string;
+}
+
+export interface BwrapProbeDeps {
+  candidates: readonly string[];
+  uid: number;
+  log: Logger;
+  useCgroups: boolean;
+  seccomp: boolean;
+  now: () => Date;
+  /** Runs `/bin/true` through the full recipe; resolves to its exit code and stderr. */
+  tryRun: (host: BwrapHost) => Promise<{ exitCode: number | null; stderr: string }>;
+}
+
+const version = (bin: string) =>
+  new Promise<string | undefined>((resolve) =>
+    execFile(bin, ['--version'], { env: {}, timeout: 5_000 }, (err, out) =>
+      resolve(err ? undefined : out.trim()),
+    ),
+  );
+
+async function limitsSupport(deps: BwrapProbeDeps): Promise<{ limits: LimitsSupport; pool?: CgroupPool }> {
+  if (!deps.useCgroups) {
+    return { limits: { cgroup: 'none', memory: 'rlimit-best-effort', pids: 'rlimit', reason: 'disabled' } };
+  }
+  const cg = await detectCgroups();
+  if (cg.kind === 'none') {
+    return { limits: { cgroup: 'none', memory: 'rlimit-best-effort', pids: 'rlimit', reason: cg.reason } };
+  }
+  try {
+    const pool = await createCgroupPool(cg, deps.log);
+    return { limits: { cgroup: cg.kind, memory: 'cgroup', pids: 'cgroup' }, pool };
+  } catch (err) {
+    deps.log.warn({ err }, 'cgroup setup failed; memory and pids limits are best-effort');
+    return {
+      limits: { cgroup: 'none', memory: 'rlimit-best-effort', pids: 'rlimit', reason: 'cgroup setup failed' },
+    };
+  }
+}
+
+/** Finds bwrap, reads the host layout and limits layer, then runs `/bin/true` with the real recipe. */
+export async function probeBwrap(deps: BwrapProbeDeps): Promise<BwrapHost> {
+  const checkedAt = deps.now().toISOString();
+  const layout = await detectHostLayout();
+  const sandboxUid = deps.uid === 0 ? 65534 : deps.uid;
+  const none: LimitsSupport = { cgroup: 'none', memory: 'none', pids: 'none' };
+  const found = await findBwrap(deps.candidates, deps.uid);
+  if (found.path === undefined) {
+    return {
+      layout,
+      probe: {
+        adapter: 'bwrap',
+        healthy: false,
+        diagnosis: {
+          code: 'bwrap-missing',
+          message: 'bubblewrap (bwrap) was not found',
+          hint: 'Install it: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora), pacman -S bubblewrap (Arch).',
+          detail: found.tried.join('; '),
+        },
+        limits: none,
+        seccomp: false,
+        checkedAt,
+      },
+    };
+  }
+  const setpriv = deps.uid === 0 ? await checkTrustedBinary('/usr/bin/setpriv', 0) : undefined;
+  const { limits, pool } = await limitsSupport(deps);
+  const host: BwrapHost = {
+    bwrap: found.path,
+    layout,
+    ...(pool === undefined ? {} : { pool }),
+    ...(setpriv?.ok === true ? { setpriv: setpriv.path } : {}),
+    probe: {
+      adapter: 'bwrap',
+      healthy: false,
+      binary: found.path,
+      diagnosis: { code: 'ok', message: 'bubblewrap works' },
+      limits,
+      seccomp: deps.seccomp,
+      sandboxUid,
+      checkedAt,
+    },
+  };
+  const v = await version(found.path);
+  if (v !== undefined) host.probe.version = v;
+  const r = await deps.tryRun(host).catch((e: unknown) => ({ exitCode: null, stderr: String(e) }));
+  if (r.exitCode === 0) {
+    host.probe.healthy = true;
+    return host;
+  }
+  host.probe.diagnosis = diagnoseBwrapFailure(r.stderr, await readHostFacts());
+  await pool?.dispose();
+  delete host.pool;
+  return host;
+}

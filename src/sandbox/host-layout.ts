@@ -1,0 +1,48 @@
+import { lstat, readlink } from 'node:fs/promises';
+
+/** The host's system folders as the sandbox will mirror them (read-only). */
+export interface HostLayout {
+  /** `[target, link]` pairs recreated as symlinks (merged-/usr: `/bin -> usr/bin`). */
+  symlinks: Array<[string, string]>;
+  /** System folders bound read-only (`/usr` always; `/bin`, `/lib`… where /usr is not merged). */
+  systemDirs: string[];
+  /** `/etc` entries every run gets (dynamic linker cache, alternatives, timezone, certificates). */
+  etc: string[];
+  /** `/etc` entries only a `network: full` run gets (resolver configuration). */
+  etcNetwork: string[];
+}
+
+const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
+const ETC = ['/etc/ld.so.cache', '/etc/alternatives', '/etc/localtime', '/etc/ssl', '/etc/ca-certificates'];
+const ETC_NETWORK = [
+  '/etc/resolv.conf',
+  '/etc/hosts',
+  '/etc/nsswitch.conf',
+  '/etc/gai.conf',
+  '/etc/host.conf',
+  '/etc/services',
+  '/etc/protocols',
+];
+
+/** Reads how `/bin`, `/lib`… relate to `/usr` on this host. */
+export async function detectHostLayout(): Promise<HostLayout> {
+  const symlinks: Array<[string, string]> = [];
+  const systemDirs = ['/usr'];
+  for (const p of ROOT_LINKS) {
+    const st = await lstat(p).catch(() => undefined);
+    if (st === undefined) continue;
+    if (st.isSymbolicLink()) {
+      const target = await readlink(p);
+      // Only links into /usr are mirrored; anything else is left out rather than followed.
+      if (/^(\/?usr\/)[a-z0-9_]+$/.test(target)) symlinks.push([target.replace(/^\//, ''), p]);
+    } else if (st.isDirectory()) {
+      systemDirs.push(p);
+    }
+  }
+  return { symlinks, systemDirs, etc: ETC, etcNetwork: ETC_NETWORK };
+}
+
+/** Is `p` the same as or below one of `dirs`? */
+export function isUnder(p: string, dirs: readonly string[]): boolean {
+  return dirs.some((d) => p === d || p.startsWith(d.endsWith('/') ? d : `${d}/`));
+}

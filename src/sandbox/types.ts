@@ -1,0 +1,169 @@
+/**
+ * The sandbox contract (DESIGN §8). The runner builds a {@link SandboxPlan} and calls
+ * `adapter.run(plan, opts)`; every result carries {@link SandboxEvidence} saying honestly what was enforced.
+ */
+
+/** `required`: run only inside a healthy OS sandbox. `off`: operator config turned the sandbox off. */
+export type SandboxMode = 'required' | 'off';
+export type NetworkMode = 'none' | 'full';
+export type AdapterName = 'bwrap' | 'seatbelt' | 'off';
+
+/** Limits a profile sets. All sizes are per run. */
+export interface SandboxLimits {
+  /** Wall-clock limit; the whole process tree is killed when it passes. */
+  wallTimeMs: number;
+  /** CPU seconds (RLIMIT_CPU). */
+  cpuSeconds: number;
+  /** Memory cap (cgroup where available, else best-effort). */
+  memoryMiB: number;
+  /** Processes + threads (cgroup pids where available, else RLIMIT_NPROC). */
+  pids: number;
+  /** Size of the private `/tmp` and of `/dev/shm`. */
+  tmpfsMiB: number;
+  /** Largest file a script may write (RLIMIT_FSIZE). */
+  fileSizeMiB: number;
+  /** Cap on captured stdout and on captured stderr, each. */
+  maxOutputBytes: number;
+  /** RLIMIT_NOFILE. */
+  openFiles: number;
+  /** When false, creating processes (fork, vfork, clone without CLONE_THREAD) is refused. */
+  allowSpawn: boolean;
+}
+
+export interface SandboxWorkspace {
+  /** Absolute host path; appears at the same path inside. */
+  path: string;
+  /** Writes allowed (protected subpaths such as `.git/hooks` stay read-only). */
+  write: boolean;
+}
+
+/** One run, fully decided. Nothing in it is a shell string. */
+export interface SandboxPlan {
+  /** argv[0] is an interpreter name (`python3`, `node`, `bash`) or an absolute path. */
+  argv: string[];
+  /** Absolute working directory (must be one of the mounted paths). */
+  cwd: string;
+  /** Environment for the script, already allow-listed by the caller. `PATH` is set by the adapter. */
+  env: Record<string, string>;
+  /** Host paths mounted read-only at the same path (the skill folder, inputs). */
+  readOnlyPaths: string[];
+  /** Host paths mounted writable at the same path (the per-call output folder). */
+  writablePaths: string[];
+  workspace?: SandboxWorkspace;
+  network: NetworkMode;
+  limits: SandboxLimits;
+  /** Bytes written to the script's stdin (then closed). */
+  stdin?: Uint8Array;
+  /** Profile name, for evidence. */
+  profile: string;
+  /** From the profile; `off` only ever comes from operator-authored config. Default `required`. */
+  sandbox?: SandboxMode;
+}
+
+export interface OutputChunk {
+  stream: 'stdout' | 'stderr';
+  bytes: number;
+}
+
+export interface RunOptions {
+  signal?: AbortSignal;
+  /** Called for every chunk read (sizes only), for progress notifications. */
+  onOutput?: (chunk: OutputChunk) => void;
+}
+
+export type MemoryLayer = 'cgroup' | 'rlimit-best-effort' | 'rss-poll-best-effort' | 'none';
+/** `no-spawn`: the profile forbids creating processes and nothing else bounds them. */
+export type PidsLayer = 'cgroup' | 'rlimit' | 'no-spawn' | 'none';
+
+/** What was asked for and what was actually enforced, for the audit log. */
+export interface SandboxEvidence {
+  /** What the profile asked for. */
+  requested: SandboxMode;
+  /** What was enforced: `enforced` inside an OS sandbox, `none` when the operator turned it off. */
+  effective: 'enforced' | 'none';
+  adapter: AdapterName;
+  /** True when the run happened inside an OS sandbox. */
+  active: boolean;
+  profile: string;
+  network: NetworkMode;
+  /** True when the syscall filter was installed. */
+  seccomp: boolean;
+  limits: {
+    /** Wall-clock limit in ms (always enforced by killing the tree). */
+    wall: number;
+    /** CPU seconds via RLIMIT_CPU. */
+    cpu: number;
+    memory: MemoryLayer;
+    pids: PidsLayer;
+  };
+}
+
+export interface SandboxResult {
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  /** Captured stdout, at most `maxOutputBytes` plus a truncation marker. */
+  stdout: Buffer;
+  stderr: Buffer;
+  truncated: { stdout: boolean; stderr: boolean };
+  /** Bytes the script wrote, including the ones dropped past the cap. */
+  bytes: { stdout: number; stderr: number };
+  durationMs: number;
+  timedOut: boolean;
+  cancelled: boolean;
+  /** The kernel's OOM killer ended the run (known only with cgroups). */
+  oomKilled: boolean;
+  evidence: SandboxEvidence;
+}
+
+export type DiagnosisCode =
+  | 'ok'
+  | 'bwrap-missing'
+  | 'userns-disabled'
+  | 'apparmor-userns-restricted'
+  | 'nested-container'
+  | 'mount-denied'
+  | 'seatbelt-missing'
+  | 'unsupported-platform'
+  | 'probe-failed';
+
+export interface Diagnosis {
+  code: DiagnosisCode;
+  /** One line a person can read. */
+  message: string;
+  /** What to do about it. */
+  hint?: string;
+  /** Tail of the failing command's stderr, when there was one. */
+  detail?: string;
+}
+
+export interface LimitsSupport {
+  /** Which cgroup layer runs will use. */
+  cgroup: 'v2' | 'v1' | 'none';
+  memory: MemoryLayer;
+  pids: PidsLayer;
+  /** Why cgroups are not used, when they are not. */
+  reason?: string;
+}
+
+export interface ProbeResult {
+  adapter: AdapterName;
+  healthy: boolean;
+  /** Absolute path of the sandbox binary, when found. */
+  binary?: string;
+  version?: string;
+  diagnosis: Diagnosis;
+  limits: LimitsSupport;
+  seccomp: boolean;
+  /** uid the sandboxed process runs as on the host. */
+  sandboxUid?: number;
+  checkedAt: string;
+}
+
+export interface SandboxAdapter {
+  readonly name: AdapterName;
+  /** Cached after success; a failed probe is re-run on the next call. */
+  probe(): Promise<ProbeResult>;
+  run(plan: SandboxPlan, opts?: RunOptions): Promise<SandboxResult>;
+  /** Releases pre-created cgroups and other resources. Safe to call twice. */
+  dispose(): Promise<void>;
+}
