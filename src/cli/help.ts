@@ -35,6 +35,8 @@ Usage:
   skills-mcp lint DIR…                                        check skills against the Agent Skills spec
   skills-mcp list [--skills DIR…]                             show the skills that would be served
   skills-mcp config <client> [--skills DIR…]                  print a config snippet for an MCP client
+  skills-mcp run <skill> [script] --input JSON                run a skill like a client would (asks on the terminal)
+  skills-mcp doctor                                           check the sandbox, Node and interpreters
   skills-mcp audit <verify|list|show|export>                  read the audit log
 
 Run "skills-mcp <command> --help" for a command's options.
@@ -84,5 +86,15 @@ Prints a configuration snippet for the client with absolute paths.
   --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path
   --http URL            connect to a running "skills-mcp --http" at URL (e.g. http://127.0.0.1:3333/mcp);
                         for a non-loopback URL the snippet carries an Authorization header to fill in`,
+  run: `Usage: skills-mcp run <skill> [script] --input JSON|@file [--skills DIR…] [--config FILE] [-- args…]
+
+Runs a skill's entry point (or one of its scripts) through the same pipeline as the server: policy, approval,
+sandbox, audit. Approval is asked on the terminal (stderr + one line of stdin); without a terminal the configured
+fallback applies. Prints the result on stdout and the call id on stderr. Exit 0 when the run succeeded, 1 otherwise.
+
+  --input JSON|@file    the input (default {}); @file reads it from a file
+  --skills DIR          skills folder (default: the config's skills, else ./skills)
+  --audit PATH          audit database
+  -- args…              arguments passed to the script (run_skill_script)`,
   audit: AUDIT_HELP.audit,
 };

@@ -35,6 +35,14 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { runAudit } = await import('./audit.js');
         return await runAudit(auditArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
       }
+      case 'run': {
+        const { runRun } = await import('./run.js');
+        return await runRun(rest, io, stdin);
+      }
+      case 'doctor': {
+        const { runDoctor } = await import('./doctor.js');
+        return await runDoctor(rest, io);
+      }
       case 'serve':
         return await runServe(rest, io, stdin);
       default:

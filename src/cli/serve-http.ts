@@ -54,6 +54,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
       token,
       allowedHosts: config.http.allowed_hosts,
       allowedOrigins: config.http.allowed_origins,
+      onSessionEnd: (session, reason) => ctx.runner.endSession(session, reason),
     });
     log.info({ url: serving.url, auth: token === undefined ? 'none' : 'bearer' }, 'serving Streamable HTTP');
   } catch (e) {
@@ -72,7 +73,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
     signals++;
     log.info({ signal, force: signals > 1 }, 'stopping');
     serving
-      .close({ force: signals > 1 })
+      .close({ force: signals > 1, reason: 'signal' })
       .catch((err: unknown) => log.error({ err }, 'error while stopping'))
       .finally(resolveStopped);
   };

@@ -93,6 +93,8 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       { name: 'skills-mcp', version: deps.version, title: 'Agent Skills' },
       {
         instructions: serverInstructions(catalog, compact, runner !== undefined),
+        // Lets 2025-era clients call logging/setLevel (conformance `logging-set-level`); logs go to stderr.
+        capabilities: { logging: {} },
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
         // The legacy shim waits for the person a little longer than our own approval timeout, which decides first.
         inputRequired: { roundTimeoutMs: timeoutMs + 5_000 },

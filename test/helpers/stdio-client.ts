@@ -1,6 +1,9 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Readable } from 'node:stream';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { builtCli } from './temp-dir.js';
 
 export type Era = 'legacy' | 'auto';
@@ -45,7 +48,13 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [builtCli, ...opts.args],
-    env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...opts.env },
+    // Every test server gets its own audit log unless the test names one: never the user's real log.
+    env: {
+      PATH: process.env.PATH ?? '/usr/bin:/bin',
+      HOME: process.env.HOME ?? '/tmp',
+      SKILLS_MCP_AUDIT: join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db'),
+      ...opts.env,
+    },
     stderr: 'pipe',
   });
   let stderr = '';

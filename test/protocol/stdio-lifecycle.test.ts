@@ -1,16 +1,24 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { connectStdio } from '../helpers/stdio-client.js';
 import { builtCli, repoRoot } from '../helpers/temp-dir.js';
 
 const bundled = `${repoRoot}/skills`;
+const auditPath = () => join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
 
 describe('stdio server lifecycle', () => {
   it('exits 0 when stdin closes, having written nothing to stdout', async () => {
-    const child = spawn(process.execPath, [builtCli, '--skills', bundled, '--no-watch'], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [builtCli, '--skills', bundled, '--no-watch', '--audit', auditPath()],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let out = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stdin.end();
@@ -20,7 +28,7 @@ describe('stdio server lifecycle', () => {
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('closes cleanly on %s', async (signal) => {
-    const child = spawn(process.execPath, [builtCli, '--skills', bundled], {
+    const child = spawn(process.execPath, [builtCli, '--skills', bundled, '--audit', auditPath()], {
       stdio: ['pipe', 'pipe', 'pipe'],
     });
     let err = '';
@@ -39,7 +47,7 @@ describe('stdio server lifecycle', () => {
     });
     try {
       const names = (await c.client.listTools()).tools.map((t) => t.name).sort();
-      expect(names).toEqual(['list_skills', 'load_skill', 'read_skill_file']);
+      expect(names).toEqual(['list_skills', 'load_skill', 'read_skill_file', 'run_skill_script']);
       const list = await c.client.callTool({ name: 'list_skills', arguments: {} });
       expect(JSON.stringify(list.structuredContent)).toContain('csv-stats');
       const loaded = await c.client.callTool({ name: 'load_skill', arguments: { skill: 'markdown-toc' } });

@@ -24,37 +24,42 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
     outside.cleanup();
   });
 
-  it('lists one tool per bundled skill plus read_skill_file, with host-safe names and read-only annotations', async () => {
+  it('lists one tool per bundled skill plus read_skill_file and run_skill_script, with truthful annotations', async () => {
     const { tools } = await c.client.listTools();
-    const names = tools.map((t) => t.name);
-    expect(names).toEqual(
-      expect.arrayContaining([
-        'read_skill_file',
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect([...byName.keys()].sort()).toEqual(
+      [
         'commit-message',
         'csv-stats',
         'markdown-report',
         'markdown-toc',
-      ]),
+        'read_skill_file',
+        'run_skill_script',
+      ].sort(),
     );
-    for (const t of tools) {
-      expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
-      expect(t.annotations?.readOnlyHint).toBe(true);
+    for (const t of tools) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+    for (const ro of ['commit-message', 'markdown-toc', 'read_skill_file']) {
+      expect(byName.get(ro)!.annotations?.readOnlyHint).toBe(true);
     }
+    for (const rw of ['csv-stats', 'markdown-report', 'run_skill_script']) {
+      expect(byName.get(rw)!.annotations?.readOnlyHint).toBe(false);
+    }
+    expect(byName.get('csv-stats')!.inputSchema).toMatchObject({
+      type: 'object',
+      properties: { csv: { type: 'string' } },
+    });
   });
 
-  it("returns a skill's instructions, file index and resource links from its tool", async () => {
-    const r = await c.client.callTool({ name: 'csv-stats', arguments: {} });
+  it("returns an instruction skill's instructions, file index and resource links from its tool", async () => {
+    const r = await c.client.callTool({ name: 'markdown-toc', arguments: {} });
     expect(r.isError).toBeFalsy();
     const text = (r.content as Text[])[0]!.text;
-    expect(text).toContain('# csv-stats');
-    expect(text).toContain('scripts/main.py');
+    expect(text).toContain('# markdown-toc');
+    expect(text).toContain('scripts/toc.py');
+    expect(text).toContain('run_skill_script');
     const links = (r.content as { type: string; uri?: string }[]).filter((b) => b.type === 'resource_link');
-    expect(links.map((l) => l.uri)).toContain('skill://csv-stats/SKILL.md');
-    expect(r.structuredContent).toMatchObject({
-      name: 'csv-stats',
-      kind: 'executable',
-      entryPoint: 'scripts/main.py',
-    });
+    expect(links.map((l) => l.uri)).toContain('skill://markdown-toc/SKILL.md');
+    expect(r.structuredContent).toMatchObject({ name: 'markdown-toc', kind: 'instruction' });
   });
 
   it('reads a file of a skill with read_skill_file', async () => {
