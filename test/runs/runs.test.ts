@@ -150,7 +150,7 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     const r = await c.client.callTool(
       { name: 'envdump', arguments: {} },
       {
-        onprogress: (p: { message?: string }) => {
+        onprogress: (p) => {
           seen.push(p.message ?? '');
         },
       },
