@@ -69,8 +69,8 @@ export const ApprovalReasonSchema = z
   ])
   .describe('Why: the source of the decision');
 export const ApprovalChannelSchema = z
-  .enum(['elicitation', 'terminal', 'rules', 'session', 'none'])
-  .describe('Who was asked: MCP elicitation, the terminal, config rules, session state, nobody');
+  .enum(['elicitation', 'console', 'terminal', 'rules', 'session', 'none'])
+  .describe('Who was asked: MCP elicitation, the approval console, the terminal, config rules, session state, nobody');
 export const FinishStatusSchema = z
   .enum(['ok', 'error', 'timeout', 'cancelled', 'denied', 'invalid', 'sandbox_denied', 'stale_binding'])
   .describe('How the call ended');

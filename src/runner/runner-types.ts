@@ -30,8 +30,8 @@ export interface RunnerDeps {
 export interface CallContext {
   /** True when an approval can be asked now (client declared elicitation, not --no-elicitation). */
   canAsk: boolean;
-  /** Who is asked: MCP elicitation, or the terminal (`skills-mcp run`). */
-  channel: 'elicitation' | 'terminal';
+  /** Who is asked: MCP elicitation, the approval console, or the terminal (`skills-mcp run`). */
+  channel: 'elicitation' | 'console' | 'terminal';
   signal?: AbortSignal;
   /** Progress for the client (start, output received, end). */
   progress?: (progress: number, message: string) => void;
