@@ -271,6 +271,8 @@ async function connect(cfg) {
     command: process.execPath,
     args: cfg.args,
     cwd: cfg.cwd,
+    // The server audits read-only calls: keep the bench's records out of the user's real audit log.
+    env: { ...getDefaultEnvironment(), SKILLS_MCP_AUDIT: join(tmpRoot ?? os.tmpdir(), 'audit', 'audit.db') },
     stderr: 'pipe',
   });
   const stderr = [];

@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import type { AuditStore } from '../audit/audit-store.js';
-import type { ApprovalChannel, FinishStatus } from '../audit/payload-schemas.js';
+import type { ApprovalChannel } from '../audit/payload-schemas.js';
+import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, SkillsError } from '../errors.js';
 import {
   approvalRequest,
@@ -14,18 +15,21 @@ import {
   summarizeInput,
   type ApprovalAnswer,
   type ApprovalOutcome,
+  type ApprovalView,
   type RefusalContext,
   type ScriptScan,
   type SessionState,
 } from '../gate/index.js';
+import type { Profile } from '../sandbox/profile-schema.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import type { Skill } from '../skills/types.js';
+import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { entryInputOf, type EntryInput } from './entry-input.js';
-import { prepareLaunch, runLaunch, type ExecuteDeps } from './execute-call.js';
+import type { ExecuteDeps } from './execute-call.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
-import { describeRun } from './describe-run.js';
-import type { Begin, CallContext, Runner, RunnerDeps } from './runner-types.js';
+import { runApproved } from './run-approved.js';
+import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
 interface LiveSession {
@@ -35,46 +39,72 @@ interface LiveSession {
 
 interface Pending {
   call: PreparedCall;
-  callId: string;
   session: LiveSession;
   timer: NodeJS.Timeout;
+  /** Set when an approval was recorded out of band (console) and the call waits for the client's retry. */
+  approved?: true;
+  channel: CallContext['channel'];
 }
+
+const safeSummary = (input: unknown) => {
+  try {
+    return summarizeInput(input);
+  } catch {
+    return summarizeInput(null);
+  }
+};
 
 /** The call pipeline of DESIGN §6. Every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
   const sessions = new Map<string, Promise<LiveSession>>();
   const pending = new Map<string, Pending>();
-  const artifacts = new Map<string, { sessionId: string; filesDir: string }>();
+  const outputs = new Map<string, { sessionId: string; filesDir: string }>();
   const scans = new Map<string, Promise<ScriptScan>>();
   const entries = new Map<string, EntryInput>();
+  const profiles = new Map<string, Promise<Profile>>();
+  const closedListeners = new Set<(callId: string, result: CallResult | undefined) => void>();
+  const notifyClosed = (callId: string, result: CallResult | undefined) => {
+    for (const l of closedListeners) l(callId, result);
+  };
 
   const entryInput = (skill: Skill): EntryInput => {
-    const key = `${skill.dir}\0${skill.entryPoint ?? ''}\0${JSON.stringify(skill.files.find((f) => f.path === skill.entryPoint))}`;
+    const entry = skill.files.find((f) => f.path === skill.entryPoint);
+    const key = `${skill.dir}\0${skill.entryPoint ?? ''}\0${entry?.size ?? ''}`;
     let e = entries.get(key);
     if (e === undefined) entries.set(key, (e = entryInputOf(skill)));
     return e;
   };
 
+  /** The scan depends only on file contents: cached per bundle hash. */
   const scan = (skill: Skill, bundleSha256: string): Promise<ScriptScan> => {
     let s = scans.get(bundleSha256);
     if (s === undefined) scans.set(bundleSha256, (s = scanSkillScripts(skill)));
     return s;
   };
 
-  /** The audit session and gate state of a session, started on its first call (rebuilt from the log). */
+  const exec = async (): Promise<ExecuteDeps> => {
+    const sandbox = await deps.sandbox();
+    const profile = (name: string) => {
+      let p = profiles.get(name);
+      if (p === undefined) {
+        profiles.set(name, (p = sandbox.loadProfile(name)));
+        p.catch(() => profiles.delete(name));
+      }
+      return p;
+    };
+    return { config, sandbox, env: deps.env, runsDir: deps.runsDir, profile };
+  };
+
+  /** A session's audit record and gate state, started on its first call (gate state rebuilt from the log). */
   const session = (info: SessionInfo): Promise<LiveSession> => {
     let s = sessions.get(info.id);
     if (s === undefined) {
       s = deps.audit().then((audit) => {
-        const state = audit.sessionState(info.id);
-        if (!state.exists) {
+        if (!audit.sessionState(info.id).exists) {
+          const principal = info.principal === undefined ? {} : { principal_sha256: info.principal };
           audit.startSession(
-            {
-              transport: info.transport,
-              server_version: deps.version,
-              ...(info.principal === undefined ? {} : { principal_sha256: info.principal }),
-            },
+            { transport: info.transport, server_version: deps.version, ...principal },
             { sessionId: info.id },
           );
         }
@@ -91,6 +121,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     return s;
   };
 
+  /** Writes events in one transaction, then applies the gate events they record. */
+  const commit = (
+    audit: AuditStore,
+    s: LiveSession,
+    events: AppendInput[],
+    apply: { type: string; payload: unknown }[] = [],
+  ) => {
+    audit.appendMany(events);
+    for (const ev of apply) s.gate.apply(ev);
+  };
+
   const refusalContext = (call: PreparedCall): RefusalContext => ({
     skill: call.skill.name,
     script: call.script,
@@ -100,132 +141,41 @@ export function createRunner(deps: RunnerDeps): Runner {
     config: config.approval,
   });
 
-  const finish = (
-    audit: AuditStore,
-    sessionId: string,
-    callId: string,
-    status: FinishStatus,
-    extra: { code?: string; exitCode?: number | null; durationMs?: number } = {},
-  ) =>
-    audit.append({
-      type: 'tool_call_finished',
-      sessionId,
-      callId,
-      payload: {
-        status,
-        exit_code: extra.exitCode ?? null,
-        duration_ms: Math.round(extra.durationMs ?? 0),
-        stdout_sha256: null,
-        stdout_bytes: 0,
-        stderr_bytes: 0,
-        artifacts: [],
-        ...(extra.code === undefined ? {} : { error_code: extra.code }),
-      },
-    });
-
-  /** Records a decision (and the loop-guard / abort events it implies) before acting on it. */
-  const recordDecision = (
-    audit: AuditStore,
-    s: LiveSession,
-    callId: string,
-    key: string,
-    outcome: ApprovalOutcome,
-    channel: ApprovalChannel,
-  ) => {
-    for (const ev of s.gate.eventsFor(key, outcome)) {
-      if (ev.type === 'approval_decided') {
-        audit.append({
-          type: 'approval_decided',
-          sessionId: s.info.id,
-          callId,
-          payload: { approval_key: key, decision: outcome.decision, reason: outcome.reason, channel },
-        });
-      } else if (ev.type === 'loop_guard_tripped') {
-        audit.append({
-          type: 'loop_guard_tripped',
-          sessionId: s.info.id,
-          callId,
-          payload: { approval_key: key, denials: s.gate.denialCount(key) + 1 },
-        });
-      } else {
-        audit.append({
-          type: 'session_aborted',
-          sessionId: s.info.id,
-          callId,
-          payload: { approval_key: key, channel },
-        });
-      }
-      s.gate.apply(ev);
-    }
-  };
-
-  const execute = async (
+  const run = async (
     audit: AuditStore,
     s: LiveSession,
     call: PreparedCall,
     callId: string,
     ctx: CallContext,
-  ): Promise<CallResult> => {
-    const started = (deps.now ?? Date.now)();
-    const sandbox = await deps.sandbox();
-    const exec: ExecuteDeps = { config, sandbox, env: deps.env, runsDir: deps.runsDir };
-    let launch;
+  ) => {
+    const { result, filesDir } = await runApproved(audit, s.info.id, call, callId, ctx, await exec());
+    if (filesDir !== undefined) outputs.set(callId, { sessionId: s.info.id, filesDir });
+    return result;
+  };
+
+  const recordInvalid = (audit: AuditStore, s: LiveSession, req: CallRequest, e: SkillsError): string => {
+    let script: string | undefined;
     try {
-      launch = await prepareLaunch(call, exec);
-    } catch (e) {
-      const code = isSkillsError(e) ? e.code : 'INTERNAL';
-      const status =
-        code === 'STALE_BINDING' ? 'stale_binding' : code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
-      finish(audit, s.info.id, callId, status, { code, durationMs: Date.now() - started });
-      if (status === 'error') throw e;
-      const err = e as SkillsError;
-      return refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId);
+      script = req.script === undefined ? req.skill.entryPoint : checkRelativePath(req.script);
+    } catch {
+      script = undefined;
     }
-    audit.append({ type: 'tool_call_started', sessionId: s.info.id, callId, payload: launch.started });
-    ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
-    let seenOutput = false;
-    let finished;
-    try {
-      finished = await runLaunch(launch, exec, {
-        ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
-        onOutput: () => {
-          if (!seenOutput) ctx.progress?.(1, 'output received');
-          seenOutput = true;
-        },
-      });
-    } catch (e) {
-      const code = isSkillsError(e) ? e.code : 'INTERNAL';
-      const status = code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
-      finish(audit, s.info.id, callId, status, { code, durationMs: Date.now() - started });
-      throw e;
-    }
-    const { result, output } = finished;
-    const status: FinishStatus = result.cancelled
-      ? 'cancelled'
-      : result.timedOut
-        ? 'timeout'
-        : result.exitCode === 0
-          ? 'ok'
-          : 'error';
-    audit.append({
-      type: 'tool_call_finished',
-      sessionId: s.info.id,
-      callId,
-      payload: {
-        status,
-        exit_code: result.exitCode,
-        ...(result.signal === null ? {} : { signal: result.signal }),
-        duration_ms: Math.round(result.durationMs),
-        stdout_sha256: finished.stdoutSha256,
-        stdout_bytes: result.bytes.stdout,
-        stderr_bytes: result.bytes.stderr,
-        truncated: result.truncated.stdout || result.truncated.stderr,
-        artifacts: output.artifacts.map((a) => ({ path: a.path, sha256: a.sha256, bytes: a.bytes })),
-      },
-    });
-    ctx.progress?.(2, `finished: ${status}`);
-    artifacts.set(callId, { sessionId: s.info.id, filesDir: launch.filesDir });
-    return describeRun(callId, status, finished, launch.profile.wallTimeMs);
+    const callId = randomUUID();
+    const payload = {
+      tool: req.tool,
+      skill: req.skill.name,
+      ...(script === undefined ? {} : { script }),
+      ...safeSummary(req.input),
+      bundle_sha256: null,
+      approval_key: null,
+      valid: false,
+      error_code: e.code,
+    };
+    audit.appendMany([
+      { type: 'tool_call_requested', sessionId: s.info.id, callId, payload },
+      finishedEvent(s.info.id, callId, 'invalid', { code: e.code }),
+    ]);
+    return callId;
   };
 
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {
@@ -237,59 +187,43 @@ export function createRunner(deps: RunnerDeps): Runner {
     } catch (e) {
       if (!isSkillsError(e)) throw e;
       const callId = recordInvalid(audit, s, req, e);
-      return {
-        kind: 'done',
-        result: refused(
-          'invalid',
-          `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`,
-          e.code,
-          callId,
-        ),
-      };
+      const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
+      return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
-    const { bound } = call;
-    const requested = audit.append({
-      type: 'tool_call_requested',
-      sessionId: s.info.id,
-      payload: {
-        tool: req.tool,
-        skill: call.skill.name,
-        script: call.script,
-        ...bound.input,
-        bundle_sha256: call.bundle.sha256,
-        approval_key: bound.approvalKey,
-        valid: true,
-      },
-    });
-    const callId = requested.callId;
-    audit.append({
-      type: 'policy_decided',
-      sessionId: s.info.id,
-      callId,
-      payload: {
-        decision: call.policy.decision,
-        rule: call.policy.rule.slice(0, 256),
-        risk: { level: call.risk.level, code: call.risk.code, reason: call.risk.reason.slice(0, 512) },
-      },
-    });
+    const callId = randomUUID();
+    const key = call.bound.approvalKey;
+    const head = [requestedEvent(s.info.id, callId, call), policyEvent(s.info.id, callId, call)];
     const gate = resolveGate({
       policy: call.policy,
       session: s.gate,
-      approvalKey: bound.approvalKey,
+      approvalKey: key,
       canAsk: ctx.canAsk,
       config: config.approval,
     });
     if (gate.action === 'run') {
-      const channel: ApprovalChannel = gate.outcome.reason === 'cached' ? 'session' : 'rules';
-      recordDecision(audit, s, callId, bound.approvalKey, gate.outcome, channel);
-      return { kind: 'done', result: await execute(audit, s, call, callId, ctx) };
+      // Request, policy and decision in one transaction: nothing happens between them.
+      const d = decisionEvents(
+        s.gate,
+        s.info.id,
+        callId,
+        key,
+        gate.outcome,
+        gate.outcome.reason === 'cached' ? 'session' : 'rules',
+      );
+      commit(audit, s, [...head, ...d.events], d.apply);
+      return { kind: 'done', result: await run(audit, s, call, callId, ctx) };
     }
     if (gate.action === 'refuse') {
       const { reason } = gate.outcome;
       const channel: ApprovalChannel =
         reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
-      recordDecision(audit, s, callId, bound.approvalKey, gate.outcome, channel);
-      finish(audit, s.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' });
+      const d = decisionEvents(s.gate, s.info.id, callId, key, gate.outcome, channel);
+      commit(
+        audit,
+        s,
+        [...head, ...d.events, finishedEvent(s.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+        d.apply,
+      );
       const text =
         reason === 'no_approver'
           ? noApproverMessage(refusalContext(call))
@@ -299,75 +233,84 @@ export function createRunner(deps: RunnerDeps): Runner {
         result: refused('denied', text, reason === 'rules' ? 'POLICY_DENIED' : 'APPROVAL_DENIED', callId),
       };
     }
-    audit.append({
-      type: 'approval_requested',
-      sessionId: s.info.id,
-      callId,
-      payload: { approval_key: bound.approvalKey, channel: ctx.channel },
-    });
+    commit(audit, s, [
+      ...head,
+      {
+        type: 'approval_requested',
+        sessionId: s.info.id,
+        callId,
+        payload: { approval_key: key, channel: ctx.channel },
+      },
+    ]);
     const timer = setTimeout(() => void expire(callId), config.approval.timeout_ms);
     timer.unref();
-    pending.set(callId, { call, callId, session: s, timer });
-    const sandboxMode = config.sandbox.mode;
-    const form = approvalRequest({
+    pending.set(callId, { call, session: s, timer, channel: ctx.channel });
+    const view = approvalView(call);
+    return { kind: 'ask', callId, form: approvalRequest(view), view };
+  };
+
+  const approvalView = (call: PreparedCall): ApprovalView => {
+    const workspace =
+      call.skill.requests.workspace === 'write' && config.workspace !== undefined ? [config.workspace] : [];
+    return {
       skill: call.skill.name,
       script: call.script,
       bundleSha256: call.bundle.sha256,
       runner: call.interpreter,
       argv: call.args,
       input: call.input,
-      inputSummary: bound.input,
+      inputSummary: call.bound.input,
       sandbox: {
         profile: call.skill.requests.sandboxProfile ?? config.sandbox.profile,
-        enforced: sandboxMode !== 'off',
+        enforced: config.sandbox.mode !== 'off',
         network: call.network,
-        writablePaths: [
-          join(deps.runsDir, '<new folder per call>'),
-          ...(call.skill.requests.workspace === 'write' && config.workspace !== undefined
-            ? [config.workspace]
-            : []),
-        ],
+        writablePaths: [join(deps.runsDir, '<new folder for this call>'), ...workspace],
       },
       risk: call.risk,
       policy: call.policy,
-    });
-    return { kind: 'ask', callId, form };
+    };
   };
 
-  /** A person's answer (or its absence) for a pending approval; takes it out of `pending` first. */
+  /** Applies an answer (or its absence) to a pending approval. Takes it out of `pending` first: never runs twice. */
   const decide = async (
     callId: string,
     outcome: ApprovalOutcome,
     channel: ApprovalChannel,
-    ctx?: CallContext,
+    ctx: CallContext,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     pending.delete(callId);
     clearTimeout(p.timer);
     const audit = await deps.audit();
-    recordDecision(audit, p.session, callId, p.call.bound.approvalKey, outcome, channel);
+    const { session: s, call } = p;
+    const d = decisionEvents(s.gate, s.info.id, callId, call.bound.approvalKey, outcome, channel);
     if (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') {
-      return execute(audit, p.session, p.call, callId, ctx ?? { canAsk: false, channel: 'elicitation' });
+      commit(audit, s, d.events, d.apply);
+      return run(audit, s, call, callId, ctx);
     }
-    finish(audit, p.session.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' });
-    return refused(
-      'denied',
-      refusalMessage(outcome.reason, refusalContext(p.call)),
-      'APPROVAL_DENIED',
-      callId,
+    commit(
+      audit,
+      s,
+      [...d.events, finishedEvent(s.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+      d.apply,
     );
+    return refused('denied', refusalMessage(outcome.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
   };
 
   const expire = async (callId: string) => {
     try {
-      if (pending.has(callId)) await decide(callId, { decision: 'denied', reason: 'timeout' }, 'elicitation');
+      if (pending.has(callId))
+        await decide(callId, { decision: 'denied', reason: 'timeout' }, 'elicitation', {
+          canAsk: false,
+          channel: 'elicitation',
+        });
     } catch (err) {
       log.error({ err, callId }, 'could not record an approval timeout');
     }
   };
 
-  const resume = async (
+  const resume = (
     callId: string,
     info: SessionInfo,
     answer: ApprovalAnswer,
@@ -375,44 +318,43 @@ export function createRunner(deps: RunnerDeps): Runner {
   ): Promise<CallResult> => {
     const p = pending.get(callId);
     if (p === undefined || p.session.info.id !== info.id) {
-      return refused(
-        'denied',
-        'This approval is no longer pending: it was already answered, it timed out, or the server restarted. Nothing was run by this request. Call the tool again to ask anew.',
-        'APPROVAL_DENIED',
-      );
+      const text =
+        'This approval is no longer pending: it was already answered, it timed out, or the server restarted. ' +
+        'Nothing was run by this request. Call the tool again to ask anew.';
+      return Promise.resolve(refused('denied', text, 'APPROVAL_DENIED'));
+    }
+    if (p.approved) {
+      // The decision is already durable (recordAnswer): run it now for the retrying client.
+      pending.delete(callId);
+      clearTimeout(p.timer);
+      return deps.audit().then((audit) => run(audit, p.session, p.call, callId, ctx));
     }
     return decide(callId, interpretAnswer(answer), ctx.channel, ctx);
   };
 
-  const recordInvalid = (audit: AuditStore, s: LiveSession, req: CallRequest, e: SkillsError): string => {
-    let summary;
-    try {
-      summary = summarizeInput(req.input);
-    } catch {
-      summary = summarizeInput(null);
+  const recordAnswer = async (
+    callId: string,
+    info: SessionInfo,
+    answer: ApprovalAnswer,
+    channel: CallContext['channel'],
+  ): Promise<Recorded> => {
+    const p = pending.get(callId);
+    if (p === undefined || p.session.info.id !== info.id || p.approved) {
+      throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
-    let script: string | undefined;
-    try {
-      script = req.script === undefined ? req.skill.entryPoint : checkRelativePath(req.script);
-    } catch {
-      script = undefined;
+    const outcome = interpretAnswer(answer);
+    if (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') {
+      const d = decisionEvents(p.session.gate, info.id, callId, p.call.bound.approvalKey, outcome, channel);
+      commit(await deps.audit(), p.session, d.events, d.apply);
+      p.approved = true;
+      return { kind: 'approved' };
     }
-    const requested = audit.append({
-      type: 'tool_call_requested',
-      sessionId: s.info.id,
-      payload: {
-        tool: req.tool,
-        skill: req.skill.name,
-        ...(script === undefined ? {} : { script }),
-        ...summary,
-        bundle_sha256: null,
-        approval_key: null,
-        valid: false,
-        error_code: e.code,
-      },
-    });
-    finish(audit, s.info.id, requested.callId, 'invalid', { code: e.code });
-    return requested.callId;
+    return { kind: 'closed', result: await decide(callId, outcome, channel, { canAsk: false, channel }) };
+  };
+
+  const onPendingClosed = (listener: (callId: string, result: CallResult | undefined) => void) => {
+    closedListeners.add(listener);
+    return () => void closedListeners.delete(listener);
   };
 
   const recordReadOnly = (
@@ -423,56 +365,34 @@ export function createRunner(deps: RunnerDeps): Runner {
     ok: boolean,
   ) => {
     // Read-only calls run no code, so their record need not precede the answer: it is written right after,
-    // atomically (request + finish in one transaction), keeping warm calls off the fsync path.
+    // atomically (request + finish in one transaction), keeping warm calls off the fsync path. The session is
+    // claimed now, so an endSession that comes right after still waits for it.
+    const live = session(info);
+    const callId = randomUUID();
+    const payload = {
+      tool,
+      skill,
+      ...safeSummary(input),
+      bundle_sha256: null,
+      approval_key: null,
+      valid: true,
+      read_only: true,
+    };
     setImmediate(() => {
-      void (async () => {
-        const audit = await deps.audit();
-        await session(info);
-        const callId = randomUUID();
-        let summary;
-        try {
-          summary = summarizeInput(input);
-        } catch {
-          summary = summarizeInput(null);
-        }
-        audit.appendMany([
-          {
-            type: 'tool_call_requested',
-            sessionId: info.id,
-            callId,
-            payload: {
-              tool,
-              skill,
-              ...summary,
-              bundle_sha256: null,
-              approval_key: null,
-              valid: true,
-              read_only: true,
-            },
-          },
-          {
-            type: 'tool_call_finished',
-            sessionId: info.id,
-            callId,
-            payload: {
-              status: ok ? 'ok' : 'error',
-              exit_code: null,
-              duration_ms: 0,
-              stdout_sha256: null,
-              stdout_bytes: 0,
-              stderr_bytes: 0,
-              artifacts: [],
-            },
-          },
-        ]);
-      })().catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'));
+      void Promise.all([deps.audit(), live])
+        .then(([audit]) =>
+          audit.appendMany([
+            { type: 'tool_call_requested', sessionId: info.id, callId, payload },
+            finishedEvent(info.id, callId, ok ? 'ok' : 'error'),
+          ]),
+        )
+        .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'));
     });
   };
 
   const artifactPath = (info: SessionInfo, callId: string, path: string): string | undefined => {
-    const a = artifacts.get(callId);
-    if (a === undefined || a.sessionId !== info.id) return undefined;
-    return join(a.filesDir, checkRelativePath(path));
+    const o = outputs.get(callId);
+    return o === undefined || o.sessionId !== info.id ? undefined : join(o.filesDir, checkRelativePath(path));
   };
 
   const endSession = async (info: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error') => {
@@ -480,18 +400,35 @@ export function createRunner(deps: RunnerDeps): Runner {
       if (p.session.info.id !== info.id) continue;
       clearTimeout(p.timer);
       pending.delete(id);
+      notifyClosed(id, undefined);
     }
-    if (!sessions.has(info.id)) return;
+    const live = sessions.get(info.id);
+    if (live === undefined) return;
     sessions.delete(info.id);
-    const audit = await deps.audit();
-    audit.endSession(info.id, reason);
+    await live.catch(() => undefined);
+    // Let read-only records queued for this session land first.
+    await new Promise((r) => setImmediate(r));
+    (await deps.audit()).endSession(info.id, reason);
   };
 
   const close = (): Promise<void> => {
-    for (const p of pending.values()) clearTimeout(p.timer);
+    for (const [id, p] of pending) {
+      clearTimeout(p.timer);
+      notifyClosed(id, undefined);
+    }
     pending.clear();
     return Promise.resolve();
   };
 
-  return { entryInput, begin, resume, recordReadOnly, artifactPath, endSession, close };
+  return {
+    entryInput,
+    begin,
+    resume,
+    recordAnswer,
+    onPendingClosed,
+    recordReadOnly,
+    artifactPath,
+    endSession,
+    close,
+  };
 }

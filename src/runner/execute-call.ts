@@ -23,6 +23,8 @@ export interface ExecuteDeps {
   env: NodeJS.ProcessEnv;
   /** Folder for per-call output folders. */
   runsDir: string;
+  /** Loads a profile (cached by the runner). */
+  profile: (name: string) => Promise<Profile>;
 }
 
 /** What stage 6 decided: ready to spawn, with what goes into `tool_call_started`. */
@@ -64,9 +66,9 @@ export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Prom
       hint: `${probe.diagnosis.hint ?? 'Run `skills-mcp doctor` for details.'} Nothing was run.`,
     });
   }
-  const base = await sandbox.loadProfile(deps.config.sandbox.profile);
+  const base = await deps.profile(deps.config.sandbox.profile);
   const asked = call.skill.requests.sandboxProfile;
-  const requested = asked === undefined ? undefined : await sandbox.loadProfile(asked).catch(() => undefined);
+  const requested = asked === undefined ? undefined : await deps.profile(asked).catch(() => undefined);
   const profile = sandbox.resolveProfile(base, requested).profile;
   await mkdir(deps.runsDir, { recursive: true, mode: 0o711 });
   const outDir = await sandbox.createOutputDir(deps.runsDir);

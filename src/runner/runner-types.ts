@@ -1,6 +1,6 @@
 import type { AuditStore } from '../audit/audit-store.js';
 import type { Config } from '../config/config-schema.js';
-import type { ApprovalAnswer, ApprovalForm } from '../gate/index.js';
+import type { ApprovalAnswer, ApprovalForm, ApprovalView } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
@@ -38,7 +38,12 @@ export interface CallContext {
 }
 
 export type Begin =
-  { kind: 'done'; result: CallResult } | { kind: 'ask'; callId: string; form: ApprovalForm };
+  | { kind: 'done'; result: CallResult }
+  /** `view` is the same content as `form.message`, as data (the approval console renders it). */
+  | { kind: 'ask'; callId: string; form: ApprovalForm; view: ApprovalView };
+
+/** What `recordAnswer` did: closed the call (a refusal, with its result), or kept an approval for `resume`. */
+export type Recorded = { kind: 'closed'; result: CallResult } | { kind: 'approved' };
 
 export interface Runner {
   /** The input schema of an executable skill's tool (frontmatter → argparse → free-form). */
@@ -47,6 +52,23 @@ export interface Runner {
   begin(req: CallRequest, ctx: CallContext): Promise<Begin>;
   /** Continues a call that asked for approval, with the person's answer. Never runs a call twice. */
   resume(callId: string, session: SessionInfo, answer: ApprovalAnswer, ctx: CallContext): Promise<CallResult>;
+  /**
+   * Approval console (issue 6): records a person's answer for a pending approval whose tool call is not waiting
+   * now (it answered "retry once the user has decided"). A refusal closes the call at once (`closed`); an
+   * approval is durable at once and the call stays pending until `resume` from the same session runs it
+   * (the answer given to that `resume` is ignored), or until `timeout_ms` passes (finished, never run).
+   */
+  recordAnswer(
+    callId: string,
+    session: SessionInfo,
+    answer: ApprovalAnswer,
+    channel: CallContext['channel'],
+  ): Promise<Recorded>;
+  /**
+   * Calls `listener` when a pending approval ends without a `resume`/`recordAnswer`: its timeout (with the
+   * result the call got), the end of its session or `close` (no result). Returns the unsubscribe function.
+   */
+  onPendingClosed(listener: (callId: string, result: CallResult | undefined) => void): () => void;
   /** Audits a read-only tool call (no approval, no process). */
   recordReadOnly(session: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean): void;
   /** The host path of an artifact of a call made in this session, or undefined. */

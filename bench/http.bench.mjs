@@ -1,0 +1,389 @@
+// Streamable HTTP load run on loopback (issue 5, "npm run bench").
+//
+// Starts the built binary (`node dist/cli.js --http --port 0 --skills skills`), then, once per protocol era
+// (legacy sessions, and modern stateless via versionNegotiation 'auto'), connects 50 real
+// @modelcontextprotocol/client clients at once and has each make 20 sequential calls of a read-only skill tool
+// (the per-skill tool `markdown-toc`). Reports throughput, p50/p95/p99 latency, errors, the server's RSS before and
+// after (VmRSS from /proc/<pid>/status), and the legacy sessions still open after the clients end theirs (DELETE).
+// Then 10 legacy clients at once each run the executable skill `csv-stats` once through the gated pipeline
+// (approval by elicitation, answered "approved" by the client; sandboxed run); when no OS sandbox works on the
+// machine every call is refused, and the row says "not measured" with the reason. Prints a table and writes
+// bench/results/http.json (audit log in a temp folder).
+//
+// Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
+// build's cli.js), BENCH_HTTP_ROUNDS (repeats of the whole run, default 4: RSS from round 2 on is the leak check).
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const repo = resolve(here, '..');
+const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(repo, 'dist', 'cli.js');
+const RESULTS = join(here, 'results', 'http.json');
+const TOOL = 'markdown-toc';
+const RUN_TOOL = 'csv-stats';
+const RUN_ARGS = { csv: 'city,temp\nOslo,4\nRome,17\nCairo,29\n' };
+const SANDBOXED = 10;
+
+const intEnv = (name, fallback) => {
+  const raw = process.env[name];
+  const v = raw === undefined || raw === '' ? fallback : Number(raw);
+  if (!Number.isInteger(v) || v < 1) throw new Error(`${name} must be a positive integer (got ${raw})`);
+  return v;
+};
+const CLIENTS = intEnv('BENCH_HTTP_CLIENTS', 50);
+const CALLS = intEnv('BENCH_HTTP_CALLS', 20);
+const ROUNDS = intEnv('BENCH_HTTP_ROUNDS', 4);
+const TARGETS = { errors: 0, rssGrowth: 0.2, sessionsAfter: 0 };
+
+const out = (line = '') => void process.stdout.write(`${line}\n`);
+const note = (line) => void process.stderr.write(`http.bench: ${line}\n`);
+
+const sorted = (xs) => [...xs].sort((a, b) => a - b);
+/** Nearest-rank percentile. */
+const percentile = (xs, p) => {
+  const s = sorted(xs);
+  return s.length === 0 ? null : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
+};
+const round = (x, digits = 2) => (x === null || x === undefined ? null : Number(x.toFixed(digits)));
+
+const rssMiB = (pid) => {
+  const m = /^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m === null ? null : Number(m[1]) / 1024;
+};
+
+function startServer(audit) {
+  const proc = spawn(
+    process.execPath,
+    [CLI, '--http', '--port', '0', '--skills', join(repo, 'skills'), '--no-watch', '--audit', audit],
+    {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
+  let stderr = '';
+  proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
+  const exited = new Promise((r) => proc.once('exit', (code) => r(code)));
+  const url = (async () => {
+    for (;;) {
+      const m = /over Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(stderr);
+      if (m !== null) return m[1];
+      const code = await Promise.race([exited, sleep(50, 'wait')]);
+      if (code !== 'wait') throw new Error(`server exited (${code}) before listening:\n${stderr}`);
+    }
+  })();
+  return { proc, url, exited, stderr: () => stderr };
+}
+
+const health = async (url) => (await fetch(url.replace(/\/mcp$/, '/healthz'))).json();
+
+async function connect(url, era) {
+  const client = new Client({ name: 'http-bench', version: '1.0.0' }, { versionNegotiation: { mode: era } });
+  const transport = new StreamableHTTPClientTransport(new URL(url));
+  await client.connect(transport);
+  return { client, transport };
+}
+
+/** A client's calls, each timed; a thrown call or an isError result counts as an error. */
+async function callMany(client, n, latencies) {
+  let errors = 0;
+  for (let i = 0; i < n; i++) {
+    const t0 = performance.now();
+    try {
+      const r = await client.callTool({ name: TOOL, arguments: {} });
+      if (r.isError === true) errors++;
+    } catch {
+      errors++;
+    }
+    latencies.push(performance.now() - t0);
+  }
+  return errors;
+}
+
+async function end({ client, transport }, era) {
+  if (era === 'legacy') await transport.terminateSession().catch(() => undefined);
+  await client.close();
+}
+
+async function loadRun(url, era) {
+  const t0 = performance.now();
+  const settled = await Promise.allSettled(Array.from({ length: CLIENTS }, () => connect(url, era)));
+  const clients = settled.filter((s) => s.status === 'fulfilled').map((s) => s.value);
+  const connectErrors = settled.length - clients.length;
+  const connectMs = performance.now() - t0;
+  const negotiated = clients[0]?.client.getProtocolEra() ?? null;
+  const sessionsDuring = (await health(url)).sessions;
+  const latencies = [];
+  const t1 = performance.now();
+  const errs = await Promise.all(clients.map((c) => callMany(c.client, CALLS, latencies)));
+  const wallMs = performance.now() - t1;
+  await Promise.all(clients.map((c) => end(c, era)));
+  const calls = latencies.length;
+  return {
+    era: negotiated,
+    clients: CLIENTS,
+    callsPerClient: CALLS,
+    calls,
+    errors: connectErrors * CALLS + errs.reduce((a, b) => a + b, 0),
+    connectErrors,
+    connectMs: round(connectMs, 1),
+    wallMs: round(wallMs, 1),
+    throughput: round((calls / wallMs) * 1000, 1),
+    p50: round(percentile(latencies, 50)),
+    p95: round(percentile(latencies, 95)),
+    p99: round(percentile(latencies, 99)),
+    max: round(percentile(latencies, 100)),
+    sessionsDuring,
+    samplesMs: latencies.map((x) => round(x, 3)),
+  };
+}
+
+/** SANDBOXED legacy clients at once, each running RUN_TOOL once; the client approves when asked. */
+async function sandboxedRuns(url) {
+  const clients = await Promise.all(
+    Array.from({ length: SANDBOXED }, async () => {
+      const client = new Client(
+        { name: 'http-bench', version: '1.0.0' },
+        { capabilities: { elicitation: { form: {} } } },
+      );
+      client.setRequestHandler('elicitation/create', () => ({
+        action: 'accept',
+        content: { decision: 'approved' },
+      }));
+      const transport = new StreamableHTTPClientTransport(new URL(url));
+      await client.connect(transport);
+      return { client, transport };
+    }),
+  );
+  const latencies = [];
+  const t0 = performance.now();
+  const results = await Promise.all(
+    clients.map(async ({ client }) => {
+      const t = performance.now();
+      try {
+        const r = await client.callTool({ name: RUN_TOOL, arguments: RUN_ARGS });
+        latencies.push(performance.now() - t);
+        const text = r.content?.find((c) => c.type === 'text')?.text ?? '';
+        return { status: r._meta?.['skills-mcp/status'] ?? (r.isError ? 'error' : 'ok'), text };
+      } catch (err) {
+        latencies.push(performance.now() - t);
+        return { status: 'exception', text: err instanceof Error ? err.message : String(err) };
+      }
+    }),
+  );
+  const wallMs = performance.now() - t0;
+  await Promise.all(clients.map((c) => end(c, 'legacy')));
+  const statuses = Object.fromEntries(
+    [...new Set(results.map((r) => r.status))].map((st) => [
+      st,
+      results.filter((r) => r.status === st).length,
+    ]),
+  );
+  const refused = results.find((r) => r.status === 'sandbox_denied');
+  if (results.every((r) => r.status === 'sandbox_denied'))
+    return { measured: false, reason: `sandbox unavailable: ${refused.text.split('\n')[0]}`, statuses };
+  return {
+    measured: true,
+    clients: SANDBOXED,
+    calls: results.length,
+    errors: results.filter((r) => r.status !== 'ok').length,
+    statuses,
+    wallMs: round(wallMs, 1),
+    throughput: round((results.length / wallMs) * 1000, 2),
+    p50: round(percentile(latencies, 50)),
+    p95: round(percentile(latencies, 95)),
+    p99: round(percentile(latencies, 99)),
+    max: round(percentile(latencies, 100)),
+  };
+}
+
+function table(rows) {
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
+  for (const [i, r] of rows.entries()) {
+    out(
+      r
+        .map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c])))
+        .join('  '),
+    );
+    if (i === 0) out(widths.map((w) => '-'.repeat(w)).join('  '));
+  }
+}
+
+async function main() {
+  const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-http-bench-'));
+  const server = startServer(join(tmp, 'audit.db'));
+  let stopped = false;
+  const stop = async () => {
+    if (stopped) return;
+    stopped = true;
+    server.proc.kill('SIGTERM');
+    await server.exited;
+  };
+  try {
+    const url = await server.url;
+    const pid = server.proc.pid;
+    const rssCold = rssMiB(pid);
+    // Round 1 is the run the issue asks for; further rounds repeat it, so RSS across rounds tells a leak (steady
+    // growth) from the heap and allocator sizing themselves once for this load (a plateau).
+    const runs = [];
+    const rssAfterRound = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const era of ['legacy', 'auto']) {
+        note(`round ${round}, ${era}: ${CLIENTS} clients × ${CALLS} calls of ${TOOL}`);
+        runs.push({ round, ...(await loadRun(url, era)) });
+      }
+      await sleep(200);
+      rssAfterRound.push(rssMiB(pid));
+    }
+    note(`${SANDBOXED} concurrent sandboxed runs of ${RUN_TOOL}`);
+    const sandboxed = await sandboxedRuns(url);
+    const after = await health(url);
+    const rssRun = rssAfterRound[0];
+    // The first round sizes V8's heap and the allocator for 50 concurrent clients (JS heap after GC stays flat);
+    // growth from the second round on is what a leak would show.
+    const rssWarm = rssAfterRound[Math.min(1, rssAfterRound.length - 1)];
+    const rssLast = rssAfterRound.at(-1);
+    const growth = (from, to) => (from === null || to === null ? null : to / from - 1);
+    const pct = (g) => (g === null ? '?' : `${g >= 0 ? '+' : ''}${round(g * 100, 1)} %`);
+    const runGrowth = growth(rssCold, rssRun);
+    const roundsGrowth = growth(rssWarm, rssLast);
+    const errors = runs.reduce((a, r) => a + r.errors, 0);
+
+    out(
+      `Streamable HTTP on loopback: ${CLIENTS} concurrent clients × ${CALLS} calls of "${TOOL}" (read-only), ${ROUNDS} rounds`,
+    );
+    out(
+      `machine: ${os.cpus()[0]?.model ?? '?'} × ${os.cpus().length}, ${os.platform()} ${os.release()}, node ${process.version}, load average ${os
+        .loadavg()
+        .map((x) => x.toFixed(1))
+        .join(' ')}`,
+    );
+    out();
+    table([
+      [
+        'run',
+        'round',
+        'clients',
+        'calls',
+        'errors',
+        'calls/s',
+        'p50 ms',
+        'p95 ms',
+        'p99 ms',
+        'max ms',
+        'sessions open',
+      ],
+      ...runs.map((r) => [
+        `${r.era} era`,
+        r.round,
+        r.clients,
+        r.calls,
+        r.errors,
+        r.throughput,
+        r.p50,
+        r.p95,
+        r.p99,
+        r.max,
+        r.sessionsDuring,
+      ]),
+      sandboxed.measured
+        ? [
+            `${SANDBOXED} sandboxed runs (${RUN_TOOL})`,
+            '',
+            SANDBOXED,
+            sandboxed.calls,
+            sandboxed.errors,
+            sandboxed.throughput,
+            sandboxed.p50,
+            sandboxed.p95,
+            sandboxed.p99,
+            sandboxed.max,
+            '',
+          ]
+        : [`${SANDBOXED} sandboxed runs (${RUN_TOOL})`, '', 'not measured', '', '', '', '', '', '', '', ''],
+    ]);
+    out();
+    out(
+      `server RSS: ${round(rssCold, 1)} MiB at start, after each round ${rssAfterRound.map((x) => round(x, 1)).join(', ')} MiB`,
+    );
+    out();
+    const targets = [
+      { target: 'errors = 0', actual: String(errors), met: errors === TARGETS.errors },
+      {
+        target: `server RSS before → after the run ≤ +${TARGETS.rssGrowth * 100} %`,
+        actual: `${round(rssCold, 1)} → ${round(rssRun, 1)} MiB (${pct(runGrowth)})`,
+        met: runGrowth === null ? null : runGrowth <= TARGETS.rssGrowth,
+      },
+      {
+        target: `server RSS after round 2 → round ${ROUNDS} ≤ +${TARGETS.rssGrowth * 100} % (leak check)`,
+        actual: `${round(rssWarm, 1)} → ${round(rssLast, 1)} MiB (${pct(roundsGrowth)})`,
+        met: ROUNDS < 3 ? null : roundsGrowth <= TARGETS.rssGrowth,
+      },
+      {
+        target: 'sessions cleaned up',
+        actual: `${after.sessions} legacy sessions open after the clients ended theirs`,
+        met: after.sessions === TARGETS.sessionsAfter,
+      },
+      sandboxed.measured
+        ? {
+            target: `${SANDBOXED} concurrent sandboxed runs, errors = 0`,
+            actual: `${sandboxed.errors} (${Object.entries(sandboxed.statuses)
+              .map(([k, v]) => `${v} ${k}`)
+              .join(', ')})`,
+            met: sandboxed.errors === 0,
+          }
+        : {
+            target: `${SANDBOXED} concurrent sandboxed runs`,
+            actual: `not measured: ${sandboxed.reason}`,
+            met: null,
+          },
+    ];
+    const check = (met) => (met === null ? 'n/a' : met ? 'met' : 'NOT MET');
+    table([['target', 'actual', 'status'], ...targets.map((t) => [t.target, t.actual, check(t.met)])]);
+
+    const result = {
+      bench: 'http',
+      date: new Date().toISOString(),
+      machine: {
+        cpu: os.cpus()[0]?.model ?? null,
+        cores: os.cpus().length,
+        platform: `${os.platform()} ${os.release()}`,
+        node: process.version,
+        loadavg: os.loadavg().map((x) => round(x, 2)),
+      },
+      config: {
+        rounds: ROUNDS,
+        clients: CLIENTS,
+        callsPerClient: CALLS,
+        tool: TOOL,
+        command: 'node dist/cli.js --http --port 0 --skills skills --no-watch --audit $TMP/audit.db',
+      },
+      rssMiB: { start: round(rssCold, 1), afterRound: rssAfterRound.map((x) => round(x, 1)) },
+      sessionsAfter: after.sessions,
+      runs,
+      sandboxedRuns: sandboxed,
+      targets: targets.map((t) => ({ ...t, status: check(t.met) })),
+    };
+    mkdirSync(dirname(RESULTS), { recursive: true });
+    writeFileSync(RESULTS, `${JSON.stringify(result, null, 2)}\n`);
+    out();
+    out(`raw samples: ${RESULTS}`);
+  } finally {
+    await stop();
+    rmSync(tmp, { recursive: true, force: true });
+  }
+  if (/"level":50/.test(server.stderr())) note(`the server logged errors:\n${server.stderr()}`);
+}
+
+main().then(
+  () => process.exit(0),
+  (err) => {
+    note(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,88 @@
+import type { AuditStore } from '../audit/audit-store.js';
+import type { FinishStatus } from '../audit/payload-schemas.js';
+import { isSkillsError, type SkillsError } from '../errors.js';
+import { finishedEvent } from './call-events.js';
+import { refused, type CallResult } from './call-result.js';
+import { describeRun } from './describe-run.js';
+import { prepareLaunch, runLaunch, type ExecuteDeps } from './execute-call.js';
+import type { PreparedCall } from './prepare-call.js';
+import type { CallContext } from './runner-types.js';
+
+/**
+ * Stages 5–8 for an approved call: re-check the binding and the sandbox, record `tool_call_started` (durable before
+ * the spawn), run, collect, record `tool_call_finished` (durable before the answer). Returns the outcome and where
+ * its files are.
+ */
+export async function runApproved(
+  audit: AuditStore,
+  sessionId: string,
+  call: PreparedCall,
+  callId: string,
+  ctx: CallContext,
+  exec: ExecuteDeps,
+): Promise<{ result: CallResult; filesDir?: string }> {
+  const started = Date.now();
+  let launch;
+  try {
+    launch = await prepareLaunch(call, exec);
+  } catch (e) {
+    const code = isSkillsError(e) ? e.code : 'INTERNAL';
+    const status: FinishStatus =
+      code === 'STALE_BINDING' ? 'stale_binding' : code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
+    audit.append(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
+    if (status === 'error') throw e;
+    const err = e as SkillsError;
+    return { result: refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId) };
+  }
+  audit.append({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
+  let seenOutput = false;
+  let finished;
+  try {
+    finished = await runLaunch(launch, exec, {
+      ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+      onOutput: () => {
+        if (!seenOutput) ctx.progress?.(1, 'output received');
+        seenOutput = true;
+      },
+    });
+  } catch (e) {
+    const code = isSkillsError(e) ? e.code : 'INTERNAL';
+    audit.append(
+      finishedEvent(sessionId, callId, code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error', {
+        code,
+        durationMs: Date.now() - started,
+      }),
+    );
+    throw e;
+  }
+  const { result, output } = finished;
+  const status: FinishStatus = result.cancelled
+    ? 'cancelled'
+    : result.timedOut
+      ? 'timeout'
+      : result.exitCode === 0
+        ? 'ok'
+        : 'error';
+  audit.append({
+    type: 'tool_call_finished',
+    sessionId,
+    callId,
+    payload: {
+      status,
+      exit_code: result.exitCode,
+      ...(result.signal === null ? {} : { signal: result.signal }),
+      duration_ms: Math.round(result.durationMs),
+      stdout_sha256: finished.stdoutSha256,
+      stdout_bytes: result.bytes.stdout,
+      stderr_bytes: result.bytes.stderr,
+      truncated: result.truncated.stdout || result.truncated.stderr,
+      artifacts: output.artifacts.map((a) => ({ path: a.path, sha256: a.sha256, bytes: a.bytes })),
+    },
+  });
+  ctx.progress?.(2, `finished: ${status}`);
+  return {
+    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs),
+    filesDir: launch.filesDir,
+  };
+}

@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from '../../log.js';
+import type { BearerResult } from './bearer-auth.js';
+import type { ConcurrencyLimiter } from './concurrency-limiter.js';
+import type { LegacySessions } from './legacy-sessions.js';
+import type { McpEndpoint } from './mcp-endpoint.js';
+import { replyJson, replyJsonRpcError } from './reply.js';
+
+export interface HttpHandlerDeps {
+  endpoint: McpEndpoint;
+  sessions: LegacySessions;
+  limiter: ConcurrencyLimiter;
+  /** Host/Origin guard; answers 403 itself and returns false. */
+  guard: (req: IncomingMessage, res: ServerResponse) => boolean;
+  /** Undefined when no token is configured (loopback only). */
+  checkToken: ((authorization: string | undefined) => BearerResult) | undefined;
+  /** True once shutdown began: new work gets 503. */
+  stopping: () => boolean;
+  log: Logger;
+}
+
+const MCP_METHODS = 'GET, POST, DELETE';
+
+const shuttingDown = (res: ServerResponse) =>
+  replyJsonRpcError(res, 503, -32000, 'Server is shutting down', { connection: 'close', 'retry-after': '5' });
+
+/**
+ * The request pipeline: `/healthz` (no auth, no skill data), then for `/mcp`: Host/Origin guard (403) → token
+ * (401) → shutting down (503, except live legacy sessions) → method (405) → per-client concurrency (429) → the
+ * dual-era endpoint. Unexpected errors are logged with a reference id; the client only sees the id.
+ */
+export function createHttpHandler(
+  deps: HttpHandlerDeps,
+): (req: IncomingMessage, res: ServerResponse) => void {
+  const { endpoint, sessions, limiter, log } = deps;
+
+  const healthz = (req: IncomingMessage, res: ServerResponse) => {
+    if (req.method !== 'GET' && req.method !== 'HEAD')
+      return replyJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
+    if (deps.stopping()) return replyJson(res, 503, { status: 'stopping' });
+    replyJson(res, 200, { status: 'ok', sessions: sessions.count(), inFlight: limiter.inFlight() });
+  };
+
+  const hasLiveSession = (req: IncomingMessage, principal: string | undefined) => {
+    const sid = req.headers['mcp-session-id'];
+    return typeof sid === 'string' && sessions.has(sid, principal);
+  };
+
+  const clientKey = (req: IncomingMessage, principal: string | undefined) => {
+    if (hasLiveSession(req, principal)) return `session:${String(req.headers['mcp-session-id'])}`;
+    return principal !== undefined ? `principal:${principal}` : `peer:${req.socket.remoteAddress ?? '?'}`;
+  };
+
+  const mcp = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!deps.guard(req, res)) {
+      log.warn(
+        { host: req.headers.host, origin: req.headers.origin },
+        'request refused: Host or Origin not allowed',
+      );
+      return;
+    }
+    let principal: string | undefined;
+    if (deps.checkToken !== undefined) {
+      const auth = deps.checkToken(req.headers.authorization);
+      if (!auth.ok) {
+        if (auth.reason === 'invalid')
+          log.warn({ peer: req.socket.remoteAddress }, 'request refused: wrong token');
+        const challenge =
+          auth.reason === 'invalid'
+            ? 'Bearer realm="skills-mcp", error="invalid_token"'
+            : 'Bearer realm="skills-mcp"';
+        return replyJsonRpcError(res, 401, -32001, 'Unauthorized: send "Authorization: Bearer <token>"', {
+          'www-authenticate': challenge,
+        });
+      }
+      principal = auth.principal;
+    }
+    // While shutting down, only live legacy sessions get through (their calls may wait on the client's answers).
+    const lateArrival = deps.stopping();
+    if (lateArrival && !hasLiveSession(req, principal)) return shuttingDown(res);
+    if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE')
+      return replyJsonRpcError(res, 405, -32000, 'Method not allowed', { allow: MCP_METHODS });
+    let release: (() => void) | undefined;
+    if (req.method === 'POST') {
+      const key = clientKey(req, principal);
+      release = limiter.tryAcquire(key);
+      if (release === undefined) {
+        log.warn({ client: key }, 'request refused: too many requests in flight');
+        return replyJsonRpcError(
+          res,
+          429,
+          -32000,
+          'Too many requests in flight for this client: retry shortly',
+          {
+            'retry-after': '1',
+          },
+        );
+      }
+      res.once('close', release);
+    }
+    await endpoint.handle(req, res, principal, ({ method, startsWork }) => {
+      // A listen stream stays open for the life of the client; its number is bounded by the handler itself.
+      if (method === 'subscriptions/listen') release?.();
+      // While shutting down, answers and notifications (e.g. to an elicitation) still reach running calls.
+      return !(lateArrival && startsWork);
+    });
+  };
+
+  const route = async (req: IncomingMessage, res: ServerResponse) => {
+    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    if (path === '/mcp') return mcp(req, res);
+    if (path === '/healthz') return healthz(req, res);
+    replyJson(res, 404, { error: 'not found: the MCP endpoint is /mcp' });
+  };
+
+  return (req, res) => {
+    route(req, res).catch((err: unknown) => {
+      const ref = randomUUID().slice(0, 8);
+      log.error({ err, ref }, 'http request failed');
+      if (res.headersSent) res.destroy();
+      else replyJsonRpcError(res, 500, -32603, `internal error (ref ${ref})`);
+    });
+  };
+}

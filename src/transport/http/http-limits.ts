@@ -1,0 +1,31 @@
+/** Bounds on what one HTTP client can make the server hold. */
+export interface HttpLimits {
+  /** Largest request body accepted; a larger one gets 413 and the connection is closed. */
+  maxBodyBytes: number;
+  /** Largest request head (request line + headers); Node answers 431 past it. */
+  maxHeaderBytes: number;
+  /**
+   * POSTs in flight per client, past which a request gets 429. A client is a legacy session; for modern
+   * (stateless) requests it is the principal (token), or the peer address when there is no token. People who share
+   * one token are one client, so the default leaves room for a small team.
+   */
+  maxInFlightPerClient: number;
+  /** Legacy sessions open at once; a new `initialize` past it gets 503. */
+  maxSessions: number;
+  /** A legacy session with no request and no open stream for this long is closed. */
+  sessionIdleMs: number;
+  /** How long shutdown waits for running requests before it closes their connections. */
+  shutdownGraceMs: number;
+  /** How long a client may take to send a whole request (head and body). */
+  requestTimeoutMs: number;
+}
+
+export const DEFAULT_HTTP_LIMITS: HttpLimits = {
+  maxBodyBytes: 4 * 1024 * 1024,
+  maxHeaderBytes: 16 * 1024,
+  maxInFlightPerClient: 64,
+  maxSessions: 1000,
+  sessionIdleMs: 30 * 60 * 1000,
+  shutdownGraceMs: 10_000,
+  requestTimeoutMs: 30_000,
+};

@@ -1,0 +1,140 @@
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
+import { isInitializeRequest, type McpServer } from '@modelcontextprotocol/server';
+import type { Logger } from '../../log.js';
+import type { SessionInfo } from '../../runner/session.js';
+import { httpSession, type SessionEndListener, type SessionEndReason } from './http-session.js';
+import { replyJsonRpcError } from './reply.js';
+
+export interface LegacySessionsOptions {
+  build: (session: SessionInfo) => McpServer;
+  log: Logger;
+  /** A session with nothing open for this long is closed; its id then gets 404. */
+  idleMs: number;
+  maxSessions: number;
+  now: () => number;
+  onEnd: SessionEndListener;
+}
+
+/** 2025-era clients: one MCP server instance per `Mcp-Session-Id`, so the server can ask them (elicitation). */
+export interface LegacySessions {
+  /** Serves one legacy request; `body` is the parsed JSON of a POST. */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: string | undefined,
+  ): Promise<void>;
+  /** Whether `id` names a live session of `principal`. */
+  has(id: string, principal: string | undefined): boolean;
+  count(): number;
+  /** Closes sessions idle past `idleMs` (nothing in flight, no open stream); returns how many. */
+  expireIdle(): Promise<number>;
+  /** Closes every session: open streams end, running handlers are aborted. */
+  closeAll(reason: SessionEndReason): Promise<void>;
+}
+
+interface Session {
+  info: SessionInfo;
+  principal: string | undefined;
+  transport: NodeStreamableHTTPServerTransport;
+  server: McpServer;
+  /** Open requests and streams. */
+  open: number;
+  lastSeen: number;
+}
+
+const isInitialize = (body: unknown) =>
+  Array.isArray(body) ? body.some((m) => isInitializeRequest(m)) : isInitializeRequest(body);
+
+export function createLegacySessions(opts: LegacySessionsOptions): LegacySessions {
+  const { log, now } = opts;
+  const sessions = new Map<string, Session>();
+
+  const ended = async (s: Session, reason: SessionEndReason, why: string) => {
+    log.info({ session: s.info.id, reason: why }, 'http session closed');
+    try {
+      await opts.onEnd(s.info, reason);
+    } catch (err) {
+      log.error({ err, session: s.info.id }, 'could not record the end of an http session');
+    }
+  };
+
+  const close = async (s: Session, reason: SessionEndReason, why: string) => {
+    if (!sessions.delete(s.info.id)) return;
+    await s.server.close().catch((err: unknown) => log.warn({ err }, 'error while closing an http session'));
+    await ended(s, reason, why);
+  };
+
+  const serve = async (s: Session, req: IncomingMessage, res: ServerResponse, body: unknown) => {
+    s.open++;
+    s.lastSeen = now();
+    res.once('close', () => {
+      s.open--;
+      s.lastSeen = now();
+    });
+    await s.transport.handleRequest(req, res, body);
+  };
+
+  const open = async (
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    principal: string | undefined,
+  ) => {
+    if (sessions.size >= opts.maxSessions) {
+      log.warn({ max: opts.maxSessions }, 'http session limit reached');
+      replyJsonRpcError(res, 503, -32000, 'Too many sessions: try again later', { 'retry-after': '30' });
+      return;
+    }
+    const id = randomUUID();
+    const info = httpSession(principal, id);
+    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+    const server = opts.build(info);
+    const s: Session = { info, principal, transport, server, open: 0, lastSeen: now() };
+    transport.onclose = () => {
+      // DELETE from the client (our own closes remove the session first).
+      if (sessions.delete(id)) void ended(s, 'client_closed', 'deleted by the client');
+    };
+    await server.connect(transport);
+    sessions.set(id, s);
+    await serve(s, req, res, body);
+    if (transport.sessionId === undefined) {
+      // The initialize was refused (bad version, malformed): no session came into being.
+      sessions.delete(id);
+      await server.close().catch(() => undefined);
+    } else {
+      log.info({ session: id, principal }, 'http session opened');
+    }
+  };
+
+  return {
+    async handle(req, res, body, principal) {
+      const id = req.headers['mcp-session-id'];
+      if (typeof id !== 'string' || id === '') {
+        if (req.method === 'POST' && isInitialize(body)) return open(req, res, body, principal);
+        return replyJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
+      }
+      const s = sessions.get(id);
+      // A session is only visible to the principal that opened it: another token gets the same 404 as a stranger.
+      if (s === undefined || s.principal !== principal)
+        return replyJsonRpcError(res, 404, -32001, 'Session not found');
+      await serve(s, req, res, body);
+    },
+    has(id, principal) {
+      const s = sessions.get(id);
+      return s !== undefined && s.principal === principal;
+    },
+    count: () => sessions.size,
+    async expireIdle() {
+      const cutoff = now() - opts.idleMs;
+      const idle = [...sessions.values()].filter((s) => s.open === 0 && s.lastSeen <= cutoff);
+      await Promise.all(idle.map((s) => close(s, 'client_closed', 'idle')));
+      return idle.length;
+    },
+    async closeAll(reason) {
+      await Promise.all([...sessions.values()].map((s) => close(s, reason, 'server stopping')));
+    },
+  };
+}

@@ -1,0 +1,132 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { toNodeHandler, toWebRequest, type NodeIncomingMessageLike } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isLegacyRequest,
+  type AuthInfo,
+  type McpServer,
+  type ServerNotifier,
+} from '@modelcontextprotocol/server';
+import type { Logger } from '../../log.js';
+import type { SessionInfo } from '../../runner/session.js';
+import { httpSession } from './http-session.js';
+import type { LegacySessions } from './legacy-sessions.js';
+import { replyJsonRpcError } from './reply.js';
+
+export interface McpEndpointOptions {
+  build: (session: SessionInfo) => McpServer;
+  sessions: LegacySessions;
+  log: Logger;
+  maxBodyBytes: number;
+}
+
+/** What the endpoint learned from a request before serving it. */
+export interface McpRequestFacts {
+  /** The JSON-RPC method of a single-message POST (used to spare `subscriptions/listen` streams from limits). */
+  method: string | undefined;
+  /** Whether the POST carries a JSON-RPC request (new work), not only responses or notifications. */
+  startsWork: boolean;
+}
+
+export interface McpEndpoint {
+  /**
+   * Serves one request on `/mcp` (already past the Host/Origin guard and the token check). `admit` is called once
+   * the body is read, before the request is dispatched; false answers 503 (shutting down).
+   */
+  handle(
+    req: IncomingMessage,
+    res: ServerResponse,
+    principal: string | undefined,
+    admit?: (facts: McpRequestFacts) => boolean,
+  ): Promise<void>;
+  /** Publishes list changes to modern clients' `subscriptions/listen` streams. */
+  notify: ServerNotifier;
+  /** Ends listen streams and aborts modern exchanges still running. */
+  close(): Promise<void>;
+  /** The sessions modern requests were served under (one per principal, or http-anonymous). */
+  modernSessions(): SessionInfo[];
+}
+
+/** Node's `method?: string` vs the SDK's `method?: string` under exactOptionalPropertyTypes: the same object. */
+const nodeLike = (req: IncomingMessage) => req as NodeIncomingMessageLike;
+
+const isTooLarge = (err: unknown) => err instanceof Error && err.name === 'RequestBodyTooLargeError';
+
+const parseJson = (text: string): unknown => {
+  try {
+    return text === '' ? undefined : (JSON.parse(text) as unknown);
+  } catch {
+    return undefined;
+  }
+};
+
+const isRequest = (m: unknown) => typeof m === 'object' && m !== null && 'method' in m && 'id' in m;
+
+const methodOf = (body: unknown): string | undefined =>
+  typeof body === 'object' &&
+  body !== null &&
+  !Array.isArray(body) &&
+  'method' in body &&
+  typeof body.method === 'string'
+    ? body.method
+    : undefined;
+
+/**
+ * The dual-era `/mcp` endpoint. Routing follows the SDK's own classifier (`isLegacyRequest`), never the method
+ * name: 2025-era traffic goes to sessions (so the server can send elicitation requests), everything carrying the
+ * 2026-07-28 envelope to the strict stateless handler, which builds one server instance per request.
+ */
+export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
+  const { log, sessions, maxBodyBytes } = opts;
+  const onerror = (err: Error) => log.debug({ err }, 'mcp request rejected');
+  const seen = new Map<string, SessionInfo>();
+  const session = (principal: string | undefined) => {
+    const info = httpSession(principal);
+    seen.set(info.id, info);
+    return info;
+  };
+  const modern = createMcpHandler((ctx) => opts.build(session(ctx.authInfo?.clientId)), {
+    legacy: 'reject',
+    maxRequestBodySize: maxBodyBytes,
+    onerror,
+  });
+  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBodyBytes, onerror });
+
+  return {
+    notify: modern.notify,
+    close: () => modern.close(),
+    modernSessions: () => [...seen.values()],
+    async handle(req, res, principal, admit) {
+      let request: Request;
+      try {
+        request = await toWebRequest(nodeLike(req), undefined, { maxRequestBodySize: maxBodyBytes });
+      } catch (err) {
+        if (!isTooLarge(err)) throw err;
+        log.warn({ limit: maxBodyBytes }, 'request body too large');
+        return replyJsonRpcError(
+          res,
+          413,
+          -32000,
+          `Payload Too Large: the body must not exceed ${maxBodyBytes} bytes`,
+          {
+            connection: 'close',
+          },
+        );
+      }
+      const isPost = request.method === 'POST';
+      const body = isPost ? parseJson(await request.text()) : undefined;
+      const startsWork = Array.isArray(body) ? body.some(isRequest) : isRequest(body);
+      if (admit?.({ method: methodOf(body), startsWork }) === false)
+        return replyJsonRpcError(res, 503, -32000, 'Server is shutting down', { connection: 'close' });
+      // The SDK classifies an empty or non-JSON POST as legacy; with the body parsed once, it reads nothing again.
+      if (isPost && body === undefined)
+        return replyJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
+      if (await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))
+        return sessions.handle(req, res, body, principal);
+      if (principal === undefined) return serveModern(nodeLike(req), res, body);
+      // The principal travels as the client id; the token itself is not handed on to handlers.
+      const auth: AuthInfo = { token: '', clientId: principal, scopes: [] };
+      return serveModern(Object.assign(nodeLike(req), { auth }), res, body);
+    },
+  };
+}

@@ -1,0 +1,181 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SkillsError } from '../../errors.js';
+import type { Logger } from '../../log.js';
+import type { SkillsServer } from '../../mcp/create-server.js';
+import type { SessionInfo } from '../../runner/session.js';
+import { createBearerCheck } from './bearer-auth.js';
+import { createConcurrencyLimiter } from './concurrency-limiter.js';
+import { createHttpHandler } from './create-http-handler.js';
+import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits.js';
+import type { SessionEndListener, SessionEndReason } from './http-session.js';
+import { isLoopbackHost } from './is-loopback-host.js';
+import { createLegacySessions } from './legacy-sessions.js';
+import { createMcpEndpoint } from './mcp-endpoint.js';
+import { createRequestGuard } from './request-guard.js';
+
+export interface HttpServeOptions {
+  server: Pick<SkillsServer, 'build' | 'onChanged'>;
+  log: Logger;
+  /** Bind address. Anything but loopback requires `token`. */
+  host: string;
+  /** 0 picks a free port (see `HttpServing.url`). */
+  port: number;
+  /** The bearer token clients must send. Optional on loopback only. */
+  token?: string | undefined;
+  allowedHosts?: readonly string[];
+  allowedOrigins?: readonly string[];
+  limits?: Partial<HttpLimits>;
+  /** Clock for session idle expiry (ms). */
+  now?: () => number;
+  /** Told when a session ends, e.g. to close it in the audit log (`runner.endSession`). */
+  onSessionEnd?: SessionEndListener;
+}
+
+export interface HttpServing {
+  /** The MCP endpoint, e.g. `http://127.0.0.1:3333/mcp`. */
+  url: string;
+  port: number;
+  stats(): { sessions: number; inFlight: number };
+  /** Closes legacy sessions idle past the limit now (it also runs on a timer). */
+  expireIdleSessions(): Promise<number>;
+  /**
+   * Refuses new work (503), lets running requests finish (up to `shutdownGraceMs`, or not at all with `force`),
+   * then closes sessions and streams (aborting what still runs), the listener and every connection. Idempotent; a
+   * later call with `force` cuts a running grace period short.
+   */
+  close(opts?: { force?: boolean; reason?: SessionEndReason }): Promise<void>;
+}
+
+const urlHost = (host: string) => (host.includes(':') && !host.startsWith('[') ? `[${host}]` : host);
+
+const listen = (server: Server, host: string, port: number) =>
+  new Promise<void>((resolve, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      reject(
+        new SkillsError('CONFIG_INVALID', `cannot listen on ${host}:${port}: ${err.code ?? err.message}`, {
+          hint:
+            err.code === 'EADDRINUSE'
+              ? 'Pick another --port, or --port 0 for a free one.'
+              : 'Check --host and --port.',
+          cause: err,
+        }),
+      );
+    };
+    server.once('error', onError);
+    server.listen(port, host, () => {
+      server.off('error', onError);
+      resolve();
+    });
+  });
+
+/** Serves the skills over Streamable HTTP on `/mcp` (both protocol eras), with `/healthz` for process managers. */
+export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing> {
+  const { log, host } = opts;
+  const token = opts.token === '' ? undefined : opts.token;
+  if (token === undefined && !isLoopbackHost(host)) {
+    throw new SkillsError(
+      'CONFIG_INVALID',
+      `a token is required to serve HTTP on ${host}, which is not loopback`,
+      {
+        hint: 'Set SKILLS_MCP_TOKEN or --token-file (e.g. `openssl rand -hex 32 > token`), or bind --host 127.0.0.1.',
+      },
+    );
+  }
+  const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
+  const now = opts.now ?? Date.now;
+  const build = (session: SessionInfo) => opts.server.build(session);
+  const onEnd: SessionEndListener = opts.onSessionEnd ?? (() => undefined);
+  const sessions = createLegacySessions({
+    build,
+    log,
+    idleMs: limits.sessionIdleMs,
+    maxSessions: limits.maxSessions,
+    now,
+    onEnd,
+  });
+  const endpoint = createMcpEndpoint({
+    build,
+    sessions,
+    log,
+    maxBodyBytes: limits.maxBodyBytes,
+  });
+  const limiter = createConcurrencyLimiter(limits.maxInFlightPerClient);
+  let stopping = false;
+  const handler = createHttpHandler({
+    endpoint,
+    sessions,
+    limiter,
+    guard: createRequestGuard({
+      host,
+      allowedHosts: opts.allowedHosts ?? [],
+      allowedOrigins: opts.allowedOrigins ?? [],
+    }),
+    checkToken: token === undefined ? undefined : createBearerCheck(token),
+    stopping: () => stopping,
+    log,
+  });
+  const server = createServer(
+    {
+      maxHeaderSize: limits.maxHeaderBytes,
+      requestTimeout: limits.requestTimeoutMs,
+      headersTimeout: Math.min(limits.requestTimeoutMs, 10_000),
+    },
+    handler,
+  );
+  await listen(server, host, opts.port);
+  const port = (server.address() as AddressInfo).port;
+
+  const unsubscribe = opts.server.onChanged(() => {
+    endpoint.notify.toolsChanged();
+    endpoint.notify.promptsChanged();
+    endpoint.notify.resourcesChanged();
+  });
+  const sweep = setInterval(
+    () => void sessions.expireIdle().catch((err: unknown) => log.warn({ err }, 'session expiry failed')),
+    Math.max(1000, Math.min(limits.sessionIdleMs / 4, 60_000)),
+  );
+  sweep.unref();
+
+  let closing: Promise<void> | undefined;
+  let forceNow!: () => void;
+  const forced = new Promise<void>((r) => (forceNow = r));
+  // Shutdown keeps listening through the grace period, so a running call can still get its client's answer (an
+  // elicitation reply may come on a new connection); new work gets 503 and /healthz says "stopping" meanwhile.
+  const shutdown = async (reason: SessionEndReason) => {
+    stopping = true;
+    unsubscribe();
+    clearInterval(sweep);
+    if (limiter.inFlight() > 0) {
+      log.info({ inFlight: limiter.inFlight() }, 'waiting for running requests');
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<void>((r) => (timer = setTimeout(r, limits.shutdownGraceMs)));
+      await Promise.race([limiter.drained(), grace, forced]);
+      clearTimeout(timer);
+    }
+    if (limiter.inFlight() > 0) log.warn({ inFlight: limiter.inFlight() }, 'interrupting running requests');
+    const stopped = new Promise<void>((resolve) => server.close(() => resolve()));
+    await Promise.all([sessions.closeAll(reason), endpoint.close()]);
+    for (const session of endpoint.modernSessions()) {
+      try {
+        await onEnd(session, reason);
+      } catch (err) {
+        log.error({ err, session: session.id }, 'could not record the end of an http session');
+      }
+    }
+    server.closeAllConnections();
+    await stopped;
+  };
+
+  return {
+    url: `http://${urlHost(host)}:${port}/mcp`,
+    port,
+    stats: () => ({ sessions: sessions.count(), inFlight: limiter.inFlight() }),
+    expireIdleSessions: () => sessions.expireIdle(),
+    close(closeOpts = {}) {
+      if (closeOpts.force === true) forceNow();
+      closing ??= shutdown(closeOpts.reason ?? 'shutdown');
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,108 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { connectClient } from './helpers/connect-client.js';
+import { MCP_HEADERS, openRawSession, rawRequest } from './helpers/raw-request.js';
+import { startHttp, type StartedHttp } from './helpers/start-http.js';
+
+const LIST_TOOLS = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+const legacyHeaders = (id: string) => ({
+  ...MCP_HEADERS,
+  'mcp-session-id': id,
+  'mcp-protocol-version': '2025-11-25',
+});
+
+describe('legacy sessions', () => {
+  let srv: StartedHttp | undefined;
+  afterEach(async () => {
+    await srv?.stop();
+    srv = undefined;
+  });
+
+  it('answers 400 to a legacy request without Mcp-Session-Id', async () => {
+    srv = await startHttp();
+    const res = await rawRequest(srv.url, { method: 'POST', headers: MCP_HEADERS, body: LIST_TOOLS });
+    expect(res.status).toBe(400);
+  });
+
+  it('answers 404 to an unknown Mcp-Session-Id', async () => {
+    srv = await startHttp();
+    const res = await rawRequest(srv.url, {
+      method: 'POST',
+      headers: legacyHeaders('00000000-0000-4000-8000-000000000000'),
+      body: LIST_TOOLS,
+    });
+    expect(res.status).toBe(404);
+  });
+
+  it('serves a session by its id, and DELETE ends it', async () => {
+    srv = await startHttp();
+    const id = await openRawSession(srv.url);
+    expect(srv.http.stats().sessions).toBe(1);
+    const listed = await rawRequest(srv.url, {
+      method: 'POST',
+      headers: legacyHeaders(id),
+      body: LIST_TOOLS,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body).toContain('read_skill_file');
+    const deleted = await rawRequest(srv.url, { method: 'DELETE', headers: legacyHeaders(id) });
+    expect(deleted.status).toBe(200);
+    expect(srv.http.stats().sessions).toBe(0);
+    const after = await rawRequest(srv.url, { method: 'POST', headers: legacyHeaders(id), body: LIST_TOOLS });
+    expect(after.status).toBe(404);
+    expect(srv.ended).toEqual([{ id, reason: 'client_closed' }]);
+  });
+
+  it('expires a session idle past the limit, and keeps one whose client still has a stream open', async () => {
+    let now = 1_000_000;
+    srv = await startHttp({ now: () => now, limits: { sessionIdleMs: 60_000 } });
+    const idle = await openRawSession(srv.url);
+    const streaming = await connectClient(srv.url, 'legacy'); // keeps its GET stream open
+    await streaming.client.listTools();
+    now += 60_001;
+    expect(await srv.http.expireIdleSessions()).toBe(1);
+    const res = await rawRequest(srv.url, { method: 'POST', headers: legacyHeaders(idle), body: LIST_TOOLS });
+    expect(res.status).toBe(404);
+    expect(srv.ended).toEqual([{ id: idle, reason: 'client_closed' }]);
+    expect((await streaming.client.listTools()).tools.length).toBeGreaterThan(0);
+    await streaming.client.close();
+  });
+
+  it('gives each legacy client its own session, named by its Mcp-Session-Id', async () => {
+    srv = await startHttp();
+    const a = await connectClient(srv.url, 'legacy');
+    const b = await connectClient(srv.url, 'legacy');
+    const ids = [a.transport.sessionId, b.transport.sessionId];
+    expect(new Set(ids).size).toBe(2);
+    expect(srv.sessions.map((s) => s.id)).toEqual(ids);
+    expect(srv.sessions.every((s) => s.transport === 'http' && s.principal === undefined)).toBe(true);
+    await a.client.close();
+    await b.client.close();
+  });
+
+  it('serves modern requests without a token as the http-anonymous session', async () => {
+    srv = await startHttp();
+    const c = await connectClient(srv.url, 'auto');
+    await c.client.callTool({ name: 'commit-message', arguments: {} });
+    expect(srv.sessions.length).toBeGreaterThan(0);
+    expect(srv.sessions.every((s) => s.id === 'http-anonymous' && s.principal === undefined)).toBe(true);
+    expect(srv.http.stats().sessions).toBe(0);
+    await c.client.close();
+  });
+
+  it('ends every session on shutdown (legacy ones and the modern principal) with the given reason', async () => {
+    srv = await startHttp();
+    const legacy = await connectClient(srv.url, 'legacy');
+    const modern = await connectClient(srv.url, 'auto');
+    await modern.client.listTools();
+    await srv.http.close({ reason: 'signal' });
+    expect(srv.ended).toEqual(
+      expect.arrayContaining([
+        { id: legacy.transport.sessionId, reason: 'signal' },
+        { id: 'http-anonymous', reason: 'signal' },
+      ]),
+    );
+    expect(srv.ended).toHaveLength(2);
+    await legacy.client.close();
+    await modern.client.close();
+  });
+});
