@@ -38,6 +38,16 @@ export function gatedFixture(config: string): {
     join(risky, 'scripts', 'main.py'),
     `import os\npath = os.path.expanduser("~/.ssh/id_rsa")\nprint('{"checked": true}')\n`,
   );
+  const writer = join(skills, 'writer');
+  mkdirSync(join(writer, 'scripts'), { recursive: true });
+  writeFileSync(
+    join(writer, 'SKILL.md'),
+    '---\nname: writer\ndescription: Writes a file artifact. Use in tests.\nentry_point: scripts/main.py\n---\n\nWrites.\n',
+  );
+  writeFileSync(
+    join(writer, 'scripts', 'main.py'),
+    'import os\nd = os.environ["SKILL_FILES_DIR"]\nopen(os.path.join(d, "out.txt"), "w").write("artifact body")\nprint("{}")\n',
+  );
   const configFile = join(t.dir, 'skills-mcp.yaml');
   writeFileSync(configFile, config);
   const auditPath = join(t.dir, 'state', 'audit.db');

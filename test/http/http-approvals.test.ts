@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { gatedFixture } from '../helpers/gated-fixture.js';
+import { connectClient, type Connected } from './helpers/connect-client.js';
+import { servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
+
+type Answer = { action: 'accept'; content: { decision: string } } | { action: 'decline' };
+const approve = (decision: string): Answer => ({ action: 'accept', content: { decision } });
+
+/** A client whose elicitation answers come from a queue; counts what it was asked. */
+function answering(c: Connected, answers: Answer[]): string[] {
+  const asked: string[] = [];
+  c.client.setRequestHandler('elicitation/create', (req: { params: { message: string } }) => {
+    asked.push(req.params.message);
+    const next = answers.shift();
+    if (next === undefined) throw new Error('unexpected approval request');
+    return Promise.resolve(next);
+  });
+  return asked;
+}
+
+describe('approvals over Streamable HTTP (built binary, real sandbox)', () => {
+  let fx: ReturnType<typeof gatedFixture> | undefined;
+  let server: SpawnedServer | undefined;
+  const clients: Connected[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) await c.client.close().catch(() => undefined);
+    server?.proc.kill('SIGTERM');
+    await server?.exited;
+    fx?.cleanup();
+  });
+
+  async function start(): Promise<string> {
+    fx = gatedFixture('approval:\n  mode: ask\n');
+    server = spawnCli([
+      '--http',
+      '--port',
+      '0',
+      '--skills',
+      fx.skills,
+      '--config',
+      fx.configFile,
+      '--audit',
+      fx.auditPath,
+      '--no-watch',
+    ]);
+    return servedUrl(server);
+  }
+  const connect = async (url: string, era: 'legacy' | 'auto') => {
+    const c = await connectClient(url, era);
+    clients.push(c);
+    return c;
+  };
+
+  it.each(['legacy', 'auto'] as const)('asks by elicitation and runs once approved (%s era)', async (era) => {
+    const url = await start();
+    const c = await connect(url, era);
+    const asked = answering(c, [approve('approved')]);
+    const r = await c.client.callTool({ name: 'echo', arguments: { text: 'over http' } });
+    expect(r.isError).toBeFalsy();
+    expect(r.structuredContent).toEqual({ echo: { text: 'over http' }, ok: true });
+    expect(asked).toHaveLength(1);
+  });
+
+  it("keeps one legacy session's grant and loop guard from another", async () => {
+    const url = await start();
+    const a = await connect(url, 'legacy');
+    const b = await connect(url, 'legacy');
+    const askedA = answering(a, [approve('approved_for_session'), approve('denied'), approve('denied')]);
+    const askedB = answering(b, [approve('approved'), approve('denied')]);
+
+    // A's session grant does not cover B.
+    expect((await a.client.callTool({ name: 'echo', arguments: { text: 'x' } })).isError).toBeFalsy();
+    expect((await a.client.callTool({ name: 'echo', arguments: { text: 'x' } })).isError).toBeFalsy();
+    expect(askedA).toHaveLength(1);
+    expect((await b.client.callTool({ name: 'echo', arguments: { text: 'x' } })).isError).toBeFalsy();
+    expect(askedB).toHaveLength(1);
+
+    // A trips its loop guard; B is still asked for the same request.
+    await a.client.callTool({ name: 'echo', arguments: { text: 'y' } });
+    await a.client.callTool({ name: 'echo', arguments: { text: 'y' } });
+    const third = await a.client.callTool({ name: 'echo', arguments: { text: 'y' } });
+    expect(third.isError).toBe(true);
+    expect(askedA).toHaveLength(3);
+    await b.client.callTool({ name: 'echo', arguments: { text: 'y' } });
+    expect(askedB).toHaveLength(2);
+  });
+
+  it("does not let one session read another session's run artifacts", async () => {
+    const url = await start();
+    const a = await connect(url, 'legacy');
+    const b = await connect(url, 'legacy');
+    answering(a, [approve('approved')]);
+    const r = await a.client.callTool({ name: 'writer', arguments: {} });
+    expect(r.isError).toBeFalsy();
+    const link = (r.content as { type: string; uri?: string }[]).find((b) => b.type === 'resource_link')!;
+    expect(link.uri).toMatch(/^skill-run:\/\/[0-9a-f-]{36}\/out\.txt$/);
+    const mine = await a.client.readResource({ uri: link.uri! });
+    expect((mine.contents[0] as { text: string }).text).toBe('artifact body');
+    await expect(b.client.readResource({ uri: link.uri! })).rejects.toThrow(
+      /no such artifact in this session/,
+    );
+  });
+});
