@@ -5,7 +5,37 @@ import { detectCgroups } from './detect-cgroups.js';
 import { diagnoseBwrapFailure, readHostFacts } from './diagnose-bwrap.js';
 import { checkTrustedBinary, findBwrap } from './find-bwrap.js';
 import { detectHostLayout, type HostLayout } from './host-layout.js';
-import type { LimitsSupport, ProbeResult } from './types.js';
+import type { LauncherPool } from './launcher-pool.js';
+import type { ResolvedInterpreter } from './resolve-interpreter.js';
+import type { LimitsSupport, ProbeResult, SandboxPlan } from './types.js';
+
+/** The probe runs `/bin/true` through the exact recipe a call uses. */
+export const PROBE_PLAN: SandboxPlan = {
+  argv: ['/bin/true'],
+  cwd: '/tmp',
+  env: {},
+  readOnlyPaths: [],
+  writablePaths: [],
+  network: 'none',
+  profile: 'probe',
+  limits: {
+    wallTimeMs: 15_000,
+    cpuSeconds: 5,
+    memoryMiB: 64,
+    pids: 16,
+    tmpfsMiB: 1,
+    fileSizeMiB: 1,
+    maxOutputBytes: 16_384,
+    openFiles: 64,
+    allowSpawn: false,
+  },
+};
+export const PROBE_INTERPRETER: ResolvedInterpreter = {
+  command: '/bin/true',
+  mounts: [],
+  binDir: '/usr/bin',
+  source: 'probe',
+};
 
 /** What the adapter learns once and reuses for every run. */
 export interface BwrapHost {
@@ -13,7 +43,9 @@ export interface BwrapHost {
   bwrap?: string;
   layout: HostLayout;
   pool?: CgroupPool;
-  /** `/usr/bin/setpriv`, needed to stage paths as root. */
+  /** Launchers waiting for runs (created on first use). */
+  launchers?: LauncherPool;
+  /** `/usr/bin/setpriv`, needed when the server is root. */
   setpriv?: string;
 }
 
@@ -80,6 +112,25 @@ export async function probeBwrap(deps: BwrapProbeDeps): Promise<BwrapHost> {
     };
   }
   const setpriv = deps.uid === 0 ? await checkTrustedBinary('/usr/bin/setpriv', 0) : undefined;
+  if (setpriv?.ok === false) {
+    return {
+      layout,
+      probe: {
+        adapter: 'bwrap',
+        healthy: false,
+        binary: found.path,
+        diagnosis: {
+          code: 'probe-failed',
+          message: 'setpriv is missing: a root server needs it to run the sandbox as uid 65534',
+          hint: 'Install util-linux (it provides /usr/bin/setpriv).',
+          detail: setpriv.reason,
+        },
+        limits: none,
+        seccomp: false,
+        checkedAt,
+      },
+    };
+  }
   const { limits, pool } = await limitsSupport(deps);
   const host: BwrapHost = {
     bwrap: found.path,
@@ -105,7 +156,9 @@ export async function probeBwrap(deps: BwrapProbeDeps): Promise<BwrapHost> {
     return host;
   }
   host.probe.diagnosis = diagnoseBwrapFailure(r.stderr, await readHostFacts());
+  await host.launchers?.dispose();
   await pool?.dispose();
+  delete host.launchers;
   delete host.pool;
   return host;
 }

@@ -59,7 +59,10 @@ function unsupported(platform: string, clock: () => Date): SandboxAdapter {
   return {
     name: 'off',
     probe: () => Promise.resolve(probe),
-    run: () => Promise.reject(new SkillsError('SANDBOX_DENIED', probe.diagnosis.message, { hint: probe.diagnosis.hint ?? '' })),
+    run: () =>
+      Promise.reject(
+        new SkillsError('SANDBOX_DENIED', probe.diagnosis.message, { hint: probe.diagnosis.hint ?? '' }),
+      ),
     dispose: () => Promise.resolve(),
   };
 }
@@ -99,7 +102,8 @@ export function createSandbox(o: SandboxOptions): Sandbox {
           ? createSeatbeltAdapter({ ...common, profilesDir })
           : unsupported(platform, clock);
   if (mode === 'off') o.log.warn('sandbox is off by operator configuration: skill scripts run unconfined');
-  const sandboxOwner = platform === 'linux' && mode !== 'off' && uid === 0 ? { uid: 65534, gid: 65534 } : undefined;
+  const sandboxOwner =
+    platform === 'linux' && mode !== 'off' && uid === 0 ? { uid: 65534, gid: 65534 } : undefined;
 
   return {
     name: adapter.name,

@@ -27,7 +27,11 @@ export async function readHostFacts(): Promise<HostFacts> {
   if (max !== undefined) facts.maxUserNamespaces = max;
   const aa = await read('/proc/sys/kernel/apparmor_restrict_unprivileged_userns');
   if (aa !== undefined) facts.apparmorRestrict = aa;
-  const exists = (p: string) => access(p).then(() => true, () => false);
+  const exists = (p: string) =>
+    access(p).then(
+      () => true,
+      () => false,
+    );
   if (await exists('/.dockerenv')) facts.container = 'docker';
   else if (await exists('/run/.containerenv')) facts.container = 'podman';
   else {
@@ -69,7 +73,9 @@ export function diagnoseBwrapFailure(stderr: string, facts: HostFacts): Diagnosi
       detail,
     };
   }
-  if (/No permissions to creating new namespace|setting up uid map|Creating new namespace failed/i.test(stderr)) {
+  if (
+    /No permissions to creating new namespace|setting up uid map|Creating new namespace failed/i.test(stderr)
+  ) {
     return {
       code: 'userns-disabled',
       message: 'bubblewrap could not create a user namespace',

@@ -4,8 +4,20 @@ export { createSandbox, type Sandbox, type SandboxOptions } from './create-sandb
 export { createBwrapAdapter, type BwrapAdapterOptions } from './bwrap-adapter.js';
 export { createSeatbeltAdapter, type SeatbeltAdapterOptions } from './seatbelt-adapter.js';
 export { createOffAdapter, type OffAdapterOptions } from './off-adapter.js';
-export { ProfileSchema, PROFILE_NAME_RE, profileLimits, type Profile, type ProfileConfig } from './profile-schema.js';
-export { assertProfileName, defaultProfilesDir, listProfiles, loadProfile, parseProfile } from './load-profile.js';
+export {
+  ProfileSchema,
+  PROFILE_NAME_RE,
+  profileLimits,
+  type Profile,
+  type ProfileConfig,
+} from './profile-schema.js';
+export {
+  assertProfileName,
+  defaultProfilesDir,
+  listProfiles,
+  loadProfile,
+  parseProfile,
+} from './load-profile.js';
 export { looserFields, resolveProfile, type ProfileResolution } from './resolve-profile.js';
 export {
   createInterpreterResolver,

@@ -33,9 +33,13 @@ export function parseProfile(name: string, data: unknown, source = name): Profil
   const parsed = ProfileSchema.safeParse(data);
   if (!parsed.success) {
     const lines = formatIssues(parsed.error.issues);
-    throw new SkillsError('SANDBOX_PROFILE_INVALID', `sandbox profile ${source} is invalid:\n${lines.join('\n')}`, {
-      details: { profile: name, issues: lines },
-    });
+    throw new SkillsError(
+      'SANDBOX_PROFILE_INVALID',
+      `sandbox profile ${source} is invalid:\n${lines.join('\n')}`,
+      {
+        details: { profile: name, issues: lines },
+      },
+    );
   }
   return { ...parsed.data, name };
 }
@@ -59,7 +63,10 @@ export async function loadProfile(profilesDir: string, name: string): Promise<Pr
   const doc = parseDocument(text, { prettyErrors: true, uniqueKeys: true });
   if (doc.errors.length > 0) {
     const lines = doc.errors.map((e) => e.message.split('\n')[0] ?? e.message);
-    throw new SkillsError('SANDBOX_PROFILE_INVALID', `sandbox profile ${name} is not valid YAML:\n${lines.join('\n')}`);
+    throw new SkillsError(
+      'SANDBOX_PROFILE_INVALID',
+      `sandbox profile ${name} is not valid YAML:\n${lines.join('\n')}`,
+    );
   }
   return parseProfile(name, doc.toJS({ maxAliasCount: 10 }), `${name}.yaml`);
 }

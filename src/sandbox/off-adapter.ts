@@ -36,7 +36,10 @@ export function createOffAdapter(o: OffAdapterOptions): SandboxAdapter {
     async run(plan, opts = {}) {
       validatePlan(plan);
       const interp = await resolver.resolve(plan.argv[0]!);
-      o.log.warn({ profile: plan.profile, argv0: plan.argv[0] }, 'running without a sandbox (operator config)');
+      o.log.warn(
+        { profile: plan.profile, argv0: plan.argv[0] },
+        'running without a sandbox (operator config)',
+      );
       const outcome = await runChild(
         {
           command: '/bin/bash',
@@ -57,7 +60,10 @@ export function createOffAdapter(o: OffAdapterOptions): SandboxAdapter {
           ...(opts.signal === undefined ? {} : { signal: opts.signal }),
           ...(opts.onOutput === undefined ? {} : { onOutput: opts.onOutput }),
         },
-        { ...(o.spawn === undefined ? {} : { spawn: o.spawn }), ...(o.now === undefined ? {} : { now: o.now }) },
+        {
+          ...(o.spawn === undefined ? {} : { spawn: o.spawn }),
+          ...(o.now === undefined ? {} : { now: o.now }),
+        },
       );
       return {
         ...outcome,

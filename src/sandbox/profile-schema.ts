@@ -20,7 +20,9 @@ export const ProfileSchema = z
     network: z
       .enum(['none', 'full'])
       .describe('`none`: a private network namespace with only `lo`. `full`: the host network.'),
-    wallTimeMs: int(100, 3_600_000).describe('Wall-clock limit in milliseconds; the whole process tree is killed.'),
+    wallTimeMs: int(100, 3_600_000).describe(
+      'Wall-clock limit in milliseconds; the whole process tree is killed.',
+    ),
     cpuSeconds: int(1, 3_600).describe('CPU time limit in seconds (RLIMIT_CPU).'),
     memoryMiB: int(16, 65_536).describe(
       'Memory limit in MiB: reliable with cgroups, best-effort (RLIMIT_DATA) without.',

@@ -71,7 +71,8 @@ export async function listOutputFiles(dir: string, maxEntries = 10_000): Promise
       if (e.isDirectory()) await walk(join(abs, e.name), r);
       else if (e.isSymbolicLink()) out.refused.push({ path: r, reason: 'symlink' });
       else if (!e.isFile()) out.refused.push({ path: r, reason: 'not a regular file' });
-      else if ((await lstat(join(abs, e.name))).nlink !== 1) out.refused.push({ path: r, reason: 'hard link' });
+      else if ((await lstat(join(abs, e.name))).nlink !== 1)
+        out.refused.push({ path: r, reason: 'hard link' });
       else out.files.push(r);
     }
   };

@@ -35,10 +35,11 @@ export interface ResolvedInterpreter {
 export type HostQuery = (file: string, args: string[], env: NodeJS.ProcessEnv) => Promise<string>;
 
 export const queryHost: HostQuery = (file, args, env) =>
-  new Promise((resolve, reject) => {
-    execFile(file, args, { env, cwd: '/', timeout: 15_000, maxBuffer: 64 * 1024 }, (err, stdout) =>
-      err ? reject(err) : resolve(stdout),
-    );
+  new Promise<string>((resolve, reject) => {
+    execFile(file, args, { env, cwd: '/', timeout: 15_000, maxBuffer: 64 * 1024 }, (err, stdout) => {
+      if (err === null) resolve(stdout);
+      else reject(new SkillsError('RUNNER_UNSUPPORTED', `${file} could not be queried`, { cause: err }));
+    });
   });
 
 const SCRIPT_INTERPRETERS: Record<string, string> = {
@@ -111,7 +112,10 @@ export interface InterpreterResolver {
 }
 
 /** Resolver with a per-instance cache. `env` is the server's environment (PATH, PYENV_VERSION, …). */
-export function createInterpreterResolver(env: NodeJS.ProcessEnv, query: HostQuery = queryHost): InterpreterResolver {
+export function createInterpreterResolver(
+  env: NodeJS.ProcessEnv,
+  query: HostQuery = queryHost,
+): InterpreterResolver {
   const cache = new Map<string, Promise<ResolvedInterpreter>>();
 
   async function resolveUncached(name: string): Promise<ResolvedInterpreter> {
@@ -128,16 +132,21 @@ export function createInterpreterResolver(env: NodeJS.ProcessEnv, query: HostQue
     const real = await realpath(found);
     const base = basename(name);
     if (/^python[0-9.]*$/.test(base)) {
-      const code = 'import os,sys;print(os.path.realpath(sys.executable));print(sys.base_prefix);print(sys.prefix)';
-      const [exe = '', basePrefix = '', prefix = ''] = (await query(found, ['-I', '-S', '-c', code], hostEnv(env)))
+      const code =
+        'import os,sys;print(os.path.realpath(sys.executable));print(sys.base_prefix);print(sys.prefix)';
+      const [exe = '', basePrefix = '', prefix = ''] = (
+        await query(found, ['-I', '-S', '-c', code], hostEnv(env))
+      )
         .trim()
         .split('\n');
-      if (!isAbsolute(exe)) throw new SkillsError('RUNNER_UNSUPPORTED', `${found} did not report its executable`);
+      if (!isAbsolute(exe))
+        throw new SkillsError('RUNNER_UNSUPPORTED', `${found} did not report its executable`);
       return fromBinary(exe, [basePrefix, prefix].filter(isAbsolute), found);
     }
     if (/^(node|nodejs)$/.test(base) && !(await isElf(real).catch(() => false))) {
       const exe = (await query(found, ['-p', 'process.execPath'], hostEnv(env))).trim();
-      if (!isAbsolute(exe)) throw new SkillsError('RUNNER_UNSUPPORTED', `${found} did not report its executable`);
+      if (!isAbsolute(exe))
+        throw new SkillsError('RUNNER_UNSUPPORTED', `${found} did not report its executable`);
       return fromBinary(await realpath(exe), [], found);
     }
     return fromBinary(real, [], found);

@@ -1,4 +1,4 @@
-import { spawn as nodeSpawn, type StdioOptions } from 'node:child_process';
+import { spawn as nodeSpawn, type ChildProcess, type StdioOptions } from 'node:child_process';
 import type { Readable, Writable } from 'node:stream';
 import { SkillsError } from '../errors.js';
 import { createCappedBuffer } from './capped-buffer.js';
@@ -6,10 +6,10 @@ import type { OutputChunk } from './types.js';
 
 export type SpawnFn = typeof nodeSpawn;
 
-/** Something handed to the child at fd 3, 4, …: bytes on a pipe, or an open fd of ours. */
-export type ExtraFd = { data: Buffer } | { fd: number };
+/** What the child gets at fd 3, 4, …: a pipe we write into later, or an open fd of ours. */
+export type ExtraFd = 'pipe' | 'ignore' | { fd: number };
 
-export interface ChildSpec {
+export interface PrepareSpec {
   command: string;
   args: string[];
   /** The complete environment (nothing is inherited). */
@@ -19,6 +19,11 @@ export interface ChildSpec {
   gid?: number;
   /** fd 3, 4, … in order. */
   extraFds?: ExtraFd[];
+}
+
+export interface StartSpec {
+  /** Bytes written to extra pipes, by fd number; every extra pipe is closed after its bytes. */
+  data?: ReadonlyMap<number, Uint8Array>;
   stdin?: Uint8Array;
   wallTimeMs: number;
   maxOutputBytes: number;
@@ -43,114 +48,146 @@ export interface ChildDeps {
   now?: () => number;
 }
 
+/** A spawned process that waits for its input (fds and stdin) before doing anything. */
+export interface PreparedChild {
+  readonly pid: number | undefined;
+  /** False once it exited or failed to spawn. */
+  isAlive(): boolean;
+  start(spec: StartSpec): Promise<ChildOutcome>;
+  /** Ends an unused child: closes its pipes (a waiting launcher then exits) and kills its group. */
+  discard(): void;
+}
+
 /** After exit, how long to wait for pipes still held open by a leftover before closing them ourselves. */
 const CLOSE_GRACE_MS = 2_000;
 
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    // group already gone
+  }
+}
+
 /**
- * Runs one process in its own process group with a clean env; kills the group with SIGKILL on the wall
- * limit or on abort; keeps at most `maxOutputBytes` of each stream while draining the rest.
+ * Spawns a process in its own process group with a clean env, ready to be started later. `start` feeds its
+ * pipes, kills the group with SIGKILL on the wall limit or on abort, and keeps at most `maxOutputBytes` of
+ * each stream while draining the rest.
  */
-export function runChild(spec: ChildSpec, deps: ChildDeps = {}): Promise<ChildOutcome> {
+export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedChild {
   const spawn = deps.spawn ?? nodeSpawn;
   const now = deps.now ?? (() => performance.now());
   const extras = spec.extraFds ?? [];
-  const stdio: StdioOptions = ['pipe', 'pipe', 'pipe', ...extras.map((e) => ('fd' in e ? e.fd : 'pipe'))];
-  const started = now();
-
-  return new Promise<ChildOutcome>((resolve, reject) => {
-    if (spec.signal?.aborted === true) {
-      reject(new SkillsError('SANDBOX_FAILED', 'run cancelled before it started'));
-      return;
-    }
-    const child = spawn(spec.command, spec.args, {
-      env: spec.env,
-      stdio,
-      detached: true, // own process group (setsid), so the whole group can be killed
-      ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
-      ...(spec.uid === undefined ? {} : { uid: spec.uid }),
-      ...(spec.gid === undefined ? {} : { gid: spec.gid }),
-    });
-    const out = createCappedBuffer(spec.maxOutputBytes);
-    const err = createCappedBuffer(spec.maxOutputBytes);
-    let timedOut = false;
-    let cancelled = false;
-    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let settled = false;
-
-    const killGroup = () => {
-      if (child.pid === undefined) return;
-      try {
-        process.kill(-child.pid, 'SIGKILL');
-      } catch {
-        // group already gone
-      }
-    };
-    const timer = setTimeout(() => {
-      timedOut = true;
-      killGroup();
-    }, spec.wallTimeMs);
-    const onAbort = () => {
-      cancelled = true;
-      killGroup();
-    };
-    spec.signal?.addEventListener('abort', onAbort, { once: true });
-    let graceTimer: NodeJS.Timeout | undefined;
-
-    const finish = () => {
-      if (settled || exited === undefined) return;
-      settled = true;
-      clearTimeout(timer);
-      clearTimeout(graceTimer);
-      spec.signal?.removeEventListener('abort', onAbort);
-      resolve({
-        exitCode: exited.code,
-        signal: exited.signal,
-        stdout: out.result(),
-        stderr: err.result(),
-        truncated: { stdout: out.truncated, stderr: err.truncated },
-        bytes: { stdout: out.total, stderr: err.total },
-        durationMs: Math.round((now() - started) * 10) / 10,
-        timedOut,
-        cancelled,
-      });
-    };
-
-    const collect = (stream: Readable | null, buf: typeof out, name: OutputChunk['stream']) => {
-      stream?.on('data', (chunk: Buffer) => {
-        buf.push(chunk);
-        spec.onOutput?.({ stream: name, bytes: chunk.length });
-      });
-      stream?.on('error', () => undefined);
-    };
-    collect(child.stdout, out, 'stdout');
-    collect(child.stderr, err, 'stderr');
-
-    child.on('error', (e) => {
-      clearTimeout(timer);
-      spec.signal?.removeEventListener('abort', onAbort);
-      settled = true;
-      reject(new SkillsError('SANDBOX_FAILED', `could not start ${spec.command}`, { cause: e }));
-    });
-    child.on('exit', (code, signal) => {
-      exited = { code, signal };
-      // A leftover holding our pipes must not hold the result: close them after a grace period.
-      graceTimer = setTimeout(() => {
-        child.stdout?.destroy();
-        child.stderr?.destroy();
-        finish();
-      }, CLOSE_GRACE_MS);
-    });
-    child.on('close', finish);
-
-    const feed = (w: Writable | null | undefined, data: Uint8Array | undefined) => {
+  const stdio: StdioOptions = [
+    'pipe',
+    'pipe',
+    'pipe',
+    ...extras.map((e) => (typeof e === 'object' ? e.fd : e)),
+  ];
+  const child = spawn(spec.command, spec.args, {
+    env: spec.env,
+    stdio,
+    detached: true, // own process group (setsid), so the whole group can be killed
+    ...(spec.cwd === undefined ? {} : { cwd: spec.cwd }),
+    ...(spec.uid === undefined ? {} : { uid: spec.uid }),
+    ...(spec.gid === undefined ? {} : { gid: spec.gid }),
+  });
+  let spawnError: Error | undefined;
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  child.on('error', (e) => (spawnError = e));
+  child.on('exit', (code, signal) => (exited = { code, signal }));
+  for (const s of child.stdio) (s as Readable | Writable | null)?.on('error', () => undefined); // EPIPE is not ours
+  const writable = (fd: number) => child.stdio[fd] as Writable | null | undefined;
+  const closeInputs = (data?: ReadonlyMap<number, Uint8Array>, stdin?: Uint8Array) => {
+    const feed = (w: Writable | null | undefined, bytes?: Uint8Array) => {
       if (w === null || w === undefined) return;
-      w.on('error', () => undefined); // EPIPE when the reader exits early is not our failure
-      if (data !== undefined && data.length > 0) w.write(data);
+      if (bytes !== undefined && bytes.length > 0) w.write(bytes);
       w.end();
     };
-    feed(child.stdin, spec.stdin);
     extras.forEach((e, i) => {
-      if ('data' in e) feed(child.stdio[3 + i] as Writable | null, e.data);
+      if (e === 'pipe') feed(writable(3 + i), data?.get(3 + i));
     });
-  });
+    feed(child.stdin, stdin);
+  };
+
+  return {
+    pid: child.pid,
+    isAlive: () => spawnError === undefined && exited === undefined && child.pid !== undefined,
+    discard() {
+      closeInputs();
+      killGroup(child);
+    },
+    start(s) {
+      return new Promise<ChildOutcome>((resolve, reject) => {
+        if (spawnError !== undefined || child.pid === undefined) {
+          reject(new SkillsError('SANDBOX_FAILED', `could not start ${spec.command}`, { cause: spawnError }));
+          return;
+        }
+        const started = now();
+        const out = createCappedBuffer(s.maxOutputBytes);
+        const err = createCappedBuffer(s.maxOutputBytes);
+        let timedOut = false;
+        let cancelled = false;
+        let settled = false;
+        let graceTimer: NodeJS.Timeout | undefined;
+        const timer = setTimeout(() => {
+          timedOut = true;
+          killGroup(child);
+        }, s.wallTimeMs);
+        const onAbort = () => {
+          cancelled = true;
+          killGroup(child);
+        };
+        if (s.signal?.aborted === true) onAbort();
+        else s.signal?.addEventListener('abort', onAbort, { once: true });
+
+        const finish = () => {
+          if (settled || exited === undefined) return;
+          settled = true;
+          clearTimeout(timer);
+          clearTimeout(graceTimer);
+          s.signal?.removeEventListener('abort', onAbort);
+          resolve({
+            exitCode: exited.code,
+            signal: exited.signal,
+            stdout: out.result(),
+            stderr: err.result(),
+            truncated: { stdout: out.truncated, stderr: err.truncated },
+            bytes: { stdout: out.total, stderr: err.total },
+            durationMs: Math.round((now() - started) * 10) / 10,
+            timedOut,
+            cancelled,
+          });
+        };
+        const collect = (stream: Readable | null, buf: typeof out, name: OutputChunk['stream']) =>
+          stream?.on('data', (chunk: Buffer) => {
+            buf.push(chunk);
+            s.onOutput?.({ stream: name, bytes: chunk.length });
+          });
+        collect(child.stdout, out, 'stdout');
+        collect(child.stderr, err, 'stderr');
+        const onExit = () => {
+          // A leftover holding our pipes must not hold the result: close them after a grace period.
+          graceTimer = setTimeout(() => {
+            child.stdout?.destroy();
+            child.stderr?.destroy();
+            finish();
+          }, CLOSE_GRACE_MS);
+        };
+        if (exited !== undefined) onExit();
+        else child.once('exit', onExit);
+        child.once('close', finish);
+        closeInputs(s.data, s.stdin);
+      });
+    },
+  };
+}
+
+/** Spawns and starts at once. */
+export function runChild(spec: PrepareSpec & StartSpec, deps: ChildDeps = {}): Promise<ChildOutcome> {
+  if (spec.signal?.aborted === true) {
+    return Promise.reject(new SkillsError('SANDBOX_FAILED', 'run cancelled before it started'));
+  }
+  return prepareChild(spec, deps).start(spec);
 }

@@ -1,4 +1,5 @@
 import { execFile, spawn as nodeSpawn } from 'node:child_process';
+import { watchRss } from './watch-rss.js';
 import { access, mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -25,26 +26,17 @@ export interface SeatbeltAdapterOptions {
   rssPollMs?: number;
 }
 
-/** Sums the RSS (KiB) of every process in a process group, via `ps`. */
-function groupRssKiB(pgid: number): Promise<number> {
-  return new Promise((resolve) =>
-    execFile('/bin/ps', ['-A', '-o', 'pgid=,rss='], { timeout: 2_000 }, (err, out) => {
-      if (err) return resolve(0);
-      let sum = 0;
-      for (const line of out.split('\n')) {
-        const [g, rss] = line.trim().split(/\s+/).map(Number);
-        if (g === pgid && rss !== undefined && Number.isFinite(rss)) sum += rss;
-      }
-      resolve(sum);
-    }),
-  );
-}
-
 /** The `.sb` file for a plan: `<profile>.sb`, else the shipped one matching network and spawning. */
 async function profileFile(dir: string, plan: SandboxPlan): Promise<string> {
   const own = join(dir, `${plan.profile}.sb`);
-  const fallback = join(dir, plan.network === 'full' ? 'network.sb' : plan.limits.allowSpawn ? 'default.sb' : 'strict.sb');
-  const file = await access(own).then(() => own, () => fallback);
+  const fallback = join(
+    dir,
+    plan.network === 'full' ? 'network.sb' : plan.limits.allowSpawn ? 'default.sb' : 'strict.sb',
+  );
+  const file = await access(own).then(
+    () => own,
+    () => fallback,
+  );
   const text = await readFile(file, 'utf8');
   if (plan.network === 'none' && /\(allow network/.test(text)) {
     throw new SkillsError('SANDBOX_FAILED', `${file} allows network but the plan says network: none`);
@@ -67,7 +59,11 @@ export function createSeatbeltAdapter(o: SeatbeltAdapterOptions): SandboxAdapter
     if (cached?.healthy === true) return cached;
     const checkedAt = (o.clock ?? (() => new Date()))().toISOString();
     const base = { adapter: 'seatbelt' as const, seccomp: false, checkedAt, binary: SANDBOX_EXEC };
-    const limits = { cgroup: 'none' as const, memory: 'rss-poll-best-effort' as const, pids: 'none' as const };
+    const limits = {
+      cgroup: 'none' as const,
+      memory: 'rss-poll-best-effort' as const,
+      pids: 'none' as const,
+    };
     const ok = await new Promise<boolean>((resolve) =>
       execFile(SANDBOX_EXEC, ['-p', '(version 1)(allow default)', '/usr/bin/true'], { env: {} }, (err) =>
         resolve(err === null),
@@ -101,36 +97,33 @@ export function createSeatbeltAdapter(o: SeatbeltAdapterOptions): SandboxAdapter
       const tmpDir = await realpath(await mkdtemp(join(tmpdir(), 'skills-mcp-run-')));
       try {
         const params = seatbeltParams({
-          readOnly: await real([...interp.mounts, ...plan.readOnlyPaths, ...(ws && !ws.write ? [ws.path] : [])]),
+          readOnly: await real([
+            ...interp.mounts,
+            ...plan.readOnlyPaths,
+            ...(ws && !ws.write ? [ws.path] : []),
+          ]),
           writable: await real([...plan.writablePaths, ...(ws?.write === true ? [ws.path] : [])]),
           tmpDir,
         });
         const payload = shimArgv(
-          { openFiles: plan.limits.openFiles, cpuSeconds: plan.limits.cpuSeconds, fileSizeMiB: plan.limits.fileSizeMiB },
+          {
+            openFiles: plan.limits.openFiles,
+            cpuSeconds: plan.limits.cpuSeconds,
+            fileSizeMiB: plan.limits.fileSizeMiB,
+          },
           [interp.command, ...plan.argv.slice(1)],
         );
         const [command, ...args] = seatbeltArgv(await profileFile(o.profilesDir, plan), params, payload) as [
           string,
           ...string[],
         ];
-        const memoryKiB = plan.limits.memoryMiB * 1024;
         const abort = new AbortController();
         const onParentAbort = () => abort.abort();
         opts.signal?.addEventListener('abort', onParentAbort, { once: true });
-        let overMemory = false;
-        let pgid: number | undefined;
-        const poll = setInterval(() => {
-          if (pgid === undefined) return;
-          void groupRssKiB(pgid).then((kib) => {
-            if (kib > memoryKiB) {
-              overMemory = true;
-              abort.abort();
-            }
-          });
-        }, o.rssPollMs ?? 250);
+        const watch = watchRss(plan.limits.memoryMiB * 1024, o.rssPollMs ?? 250, () => abort.abort());
         const spawn: SpawnFn = ((...a: Parameters<SpawnFn>) => {
           const child = (o.spawn ?? nodeSpawn)(...a);
-          pgid = child.pid;
+          if (child.pid !== undefined) watch.start(child.pid);
           return child;
         }) as SpawnFn;
         try {
@@ -150,8 +143,8 @@ export function createSeatbeltAdapter(o: SeatbeltAdapterOptions): SandboxAdapter
           );
           return {
             ...outcome,
-            cancelled: outcome.cancelled && !overMemory,
-            oomKilled: overMemory,
+            cancelled: outcome.cancelled && !watch.exceeded(),
+            oomKilled: watch.exceeded(),
             evidence: {
               requested: plan.sandbox ?? 'required',
               effective: 'enforced' as const,
@@ -169,15 +162,16 @@ export function createSeatbeltAdapter(o: SeatbeltAdapterOptions): SandboxAdapter
             },
           };
         } finally {
-          clearInterval(poll);
+          watch.stop();
           opts.signal?.removeEventListener('abort', onParentAbort);
         }
       } finally {
         await rm(tmpDir, { recursive: true, force: true });
       }
     },
-    async dispose() {
+    dispose() {
       cached = undefined;
+      return Promise.resolve();
     },
   };
 }

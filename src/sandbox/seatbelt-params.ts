@@ -21,10 +21,16 @@ export interface SeatbeltPaths {
 /** Absolute, normalized, and free of characters that have no business in a path parameter. */
 export function assertSeatbeltPath(p: string): void {
   if (!isAbsolute(p) || normalize(p) !== p || (p !== '/' && p.endsWith('/'))) {
-    throw new SkillsError('SANDBOX_FAILED', `seatbelt path must be absolute and normalized: ${JSON.stringify(p)}`);
+    throw new SkillsError(
+      'SANDBOX_FAILED',
+      `seatbelt path must be absolute and normalized: ${JSON.stringify(p)}`,
+    );
   }
   if (/[\0\n\r"'\\()]/.test(p)) {
-    throw new SkillsError('SANDBOX_FAILED', `seatbelt path holds a forbidden character: ${JSON.stringify(p)}`);
+    throw new SkillsError(
+      'SANDBOX_FAILED',
+      `seatbelt path holds a forbidden character: ${JSON.stringify(p)}`,
+    );
   }
   if (p === '/') throw new SkillsError('SANDBOX_FAILED', 'seatbelt path cannot be /');
 }
@@ -53,7 +59,11 @@ export function seatbeltParams(p: SeatbeltPaths): Record<string, string> {
 }
 
 /** `sandbox-exec -f <profile> -D K=V … <payload…>`; the payload's argv[0] must be absolute. */
-export function seatbeltArgv(profileFile: string, params: Record<string, string>, payload: readonly string[]): string[] {
+export function seatbeltArgv(
+  profileFile: string,
+  params: Record<string, string>,
+  payload: readonly string[],
+): string[] {
   const first = payload[0];
   if (first === undefined || !isAbsolute(first)) {
     throw new SkillsError('SANDBOX_FAILED', 'seatbelt payload must start with an absolute path');

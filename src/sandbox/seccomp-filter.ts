@@ -18,7 +18,8 @@ const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const CLONE_THREAD = 0x00010000;
 // CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
-const CLONE_NS_FLAGS = 0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
+const CLONE_NS_FLAGS =
+  0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
 
 // struct seccomp_data offsets (little-endian: the low 32 bits of args[i] sit at 16 + 8i).
 const OFF_NR = 0;
@@ -26,7 +27,8 @@ const OFF_ARCH = 4;
 const OFF_ARG0 = 16;
 const OFF_ARG1 = 24;
 
-type Target = string | 'next';
+/** A label, or `next` for the following instruction. */
+type Target = string;
 type Insn =
   | { op: 'ld'; off: number }
   | { op: 'jeq' | 'jge' | 'jset'; k: number; t: Target; f: Target }

@@ -1,20 +1,25 @@
 /**
- * The first process inside the sandbox: a constant bash script (never built from data) that closes every
- * inherited fd ≥ 3 (a non-CLOEXEC fd of the server would otherwise reach the script), applies rlimits as
- * hard limits, then `exec`s the payload argv verbatim. bash is needed: dash cannot close a computed fd.
- *
- * `bash -p` (privileged mode) ignores BASH_ENV/ENV and functions exported through the environment, so an
- * env var cannot run code before the limits are in place.
- *
- * Positional parameters: $1 open files, $2 CPU seconds, $3 file size (KiB), $4 data segment (KiB, may be
- * empty), $5 processes (may be empty), then the payload argv.
+ * Constant bash scripts that sit between the spawner and a payload. They are never built from data:
+ * limits and argv arrive as positional parameters. `bash -p` (privileged mode) ignores BASH_ENV, ENV,
+ * SHELLOPTS and functions exported through the environment, so an env var cannot run code here, and
+ * `--norc` stops Debian's bash from sourcing ~/.bashrc because stdin is a socket ("run by rshd").
  */
+export const BASH = ['/bin/bash', '--norc', '--noprofile', '-p', '-c'] as const;
+
+/** Closes every inherited fd ≥ 3, then applies hard rlimits. Used where there is no launcher. */
 export const SHIM_SCRIPT = [
   'for f in /proc/self/fd/*; do n=${f##*/}; case $n in 0|1|2) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac; done',
-  'ulimit -c 0 -n "$1" -t "$2" -f "$3" ${4:+-d "$4"} ${5:+-u "$5"} || { echo "sandbox: cannot apply limits" >&2; exit 126; }',
-  'shift 5',
+  'ulimit -c 0 -n "$1" -t "$2" -f "$3" ${4:+-d "$4"} || { echo "sandbox: cannot apply limits" >&2; exit 126; }',
+  'shift 4',
   'exec "$@"',
 ].join('\n');
+
+/**
+ * Inside the sandbox, only where no cgroup bounds pids: RLIMIT_NPROC must be set after bwrap created the
+ * user namespace, or it would count every process of the host user rather than the sandbox's own.
+ */
+export const NPROC_SCRIPT =
+  'ulimit -u "$1" || { echo "sandbox: cannot apply limits" >&2; exit 126; }\nshift\nexec "$@"';
 
 export interface ShimLimits {
   openFiles: number;
@@ -22,23 +27,24 @@ export interface ShimLimits {
   fileSizeMiB: number;
   /** RLIMIT_DATA in MiB, only when no cgroup caps memory. */
   dataMiB?: number;
-  /** RLIMIT_NPROC, only when no cgroup caps pids. */
-  processes?: number;
 }
 
-/** argv that runs `payload` under the shim (bash from the sandbox's own /usr). */
-export function shimArgv(limits: ShimLimits, payload: readonly string[]): string[] {
+/** The rlimit values as the scripts take them: open files, CPU s, file size KiB, data KiB (or ''). */
+export function limitArgs(l: ShimLimits): string[] {
   return [
-    '/bin/bash',
-    '-p',
-    '-c',
-    SHIM_SCRIPT,
-    'bash',
-    String(limits.openFiles),
-    String(limits.cpuSeconds),
-    String(limits.fileSizeMiB * 1024),
-    limits.dataMiB === undefined ? '' : String(limits.dataMiB * 1024),
-    limits.processes === undefined ? '' : String(limits.processes),
-    ...payload,
+    String(l.openFiles),
+    String(l.cpuSeconds),
+    String(l.fileSizeMiB * 1024),
+    l.dataMiB === undefined ? '' : String(l.dataMiB * 1024),
   ];
+}
+
+/** argv that runs `payload` under SHIM_SCRIPT (bash from the host's /usr). */
+export function shimArgv(limits: ShimLimits, payload: readonly string[]): string[] {
+  return [...BASH, SHIM_SCRIPT, 'bash', ...limitArgs(limits), ...payload];
+}
+
+/** argv that applies RLIMIT_NPROC inside the sandbox, then runs `payload`. */
+export function nprocArgv(processes: number, payload: readonly string[]): string[] {
+  return [...BASH, NPROC_SCRIPT, 'bash', String(processes), ...payload];
 }

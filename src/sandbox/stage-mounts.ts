@@ -13,7 +13,11 @@ import type { Bind } from './bwrap-args.js';
  */
 
 const perm = (mode: number, uid: number, gid: number, st: { uid: number; gid: number }, bit: number) =>
-  st.uid === uid ? (mode & (bit << 6)) !== 0 : st.gid === gid ? (mode & (bit << 3)) !== 0 : (mode & bit) !== 0;
+  st.uid === uid
+    ? (mode & (bit << 6)) !== 0
+    : st.gid === gid
+      ? (mode & (bit << 3)) !== 0
+      : (mode & bit) !== 0;
 
 /** Can `uid`/`gid` (no supplementary groups, no capabilities) reach and read `p`? Mode bits only. */
 export async function isReachableBy(p: string, uid: number, gid: number): Promise<boolean> {
@@ -41,7 +45,11 @@ export interface StagedBinds {
   outer: Bind[];
 }
 
-export function stageBinds(binds: readonly Bind[], needsStage: ReadonlySet<string>, stageDir: string): StagedBinds {
+export function stageBinds(
+  binds: readonly Bind[],
+  needsStage: ReadonlySet<string>,
+  stageDir: string,
+): StagedBinds {
   const outer: Bind[] = [];
   const inner = binds.map((b) => {
     if (!needsStage.has(b.src)) return b;

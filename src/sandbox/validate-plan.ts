@@ -31,7 +31,8 @@ export function validatePlan(plan: SandboxPlan, systemDirs: readonly string[] = 
   checkPath('cwd', plan.cwd, systemDirs, false);
   for (const p of plan.readOnlyPaths) checkPath('read-only path', p, systemDirs, false);
   for (const p of plan.writablePaths) checkPath('writable path', p, systemDirs, true);
-  if (plan.workspace !== undefined) checkPath('workspace', plan.workspace.path, systemDirs, plan.workspace.write);
+  if (plan.workspace !== undefined)
+    checkPath('workspace', plan.workspace.path, systemDirs, plan.workspace.write);
   for (const [k, v] of Object.entries(plan.env)) {
     if (!ENV_KEY_RE.test(k)) fail(`env name ${JSON.stringify(k)} is not valid`);
     if (typeof v !== 'string' || v.includes('\0')) fail(`env ${k} holds a NUL byte`);
@@ -40,7 +41,8 @@ export function validatePlan(plan: SandboxPlan, systemDirs: readonly string[] = 
   for (const k of ['wallTimeMs', 'cpuSeconds', 'memoryMiB', 'pids', 'tmpfsMiB', 'fileSizeMiB'] as const) {
     if (!positiveInt(l[k])) fail(`limit ${k} must be a positive integer`);
   }
-  if (!positiveInt(l.maxOutputBytes) || !positiveInt(l.openFiles)) fail('output and file limits must be positive');
+  if (!positiveInt(l.maxOutputBytes) || !positiveInt(l.openFiles))
+    fail('output and file limits must be positive');
   if (plan.network !== 'none' && plan.network !== 'full') fail('network must be none or full');
   if (!/^[a-z0-9-]+$/.test(plan.profile)) fail('profile name is not valid');
 }

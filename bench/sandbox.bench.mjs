@@ -1,0 +1,179 @@
+// What the sandbox costs per call: `python3 -c 'print(1)'` run directly, through the skills-mcp adapter
+// (from Node, as the server calls it), through a minimal bwrap line, and through srt (Anthropic's
+// sandbox-runtime, the sandbox Claude Code uses). Interleaved rounds, medians, ratios to direct.
+// Run by bench/run.mjs after `npm run build`. Prints a table; writes bench/results/sandbox.json.
+// srt is never a dependency: it is fetched with `npx -p @anthropic-ai/sandbox-runtime@0.0.78`; when it
+// cannot be installed or run, its row says why.
+import { execFile, spawn } from 'node:child_process';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { cpus, release, totalmem } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '../dist/log.js';
+import { createSandbox, loadProfile, defaultProfilesDir, profileLimits } from '../dist/sandbox/index.js';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const ROUNDS = Number(process.env.SKILLS_MCP_BENCH_RUNS ?? 30);
+const WARMUP = 3;
+const SRT_PKG = '@anthropic-ai/sandbox-runtime@0.0.78';
+const CODE = 'print(1)';
+
+/** Spawns a command and resolves with its wall time in ms; rejects unless it printed "1" and exited 0. */
+function timed(cmd, args, opts = {}) {
+  return new Promise((resolve, reject) => {
+    const t = performance.now();
+    const child = spawn(cmd, args, { stdio: ['ignore', 'pipe', 'pipe'], ...opts });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - t;
+      if (code === 0 && out.trim() === '1') resolve(ms);
+      else reject(new Error(`${cmd} exited ${code}: ${(err || out).trim().split('\n').slice(-2).join(' ')}`));
+    });
+  });
+}
+
+function findSrt() {
+  return new Promise((resolve) => {
+    execFile(
+      'npx',
+      ['-y', '-p', SRT_PKG, '-c', 'command -v srt'],
+      { timeout: 300_000 },
+      (err, stdout, stderr) => {
+        if (err)
+          resolve({
+            reason: `npx could not install ${SRT_PKG}: ${(stderr || err.message).trim().split('\n').pop()}`,
+          });
+        else resolve({ bin: stdout.trim().split('\n').pop() });
+      },
+    );
+  });
+}
+
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+
+async function main() {
+  const sandbox = createSandbox({ log: silentLogger(), env: process.env });
+  const probe = await sandbox.probe();
+  if (!probe.healthy) throw new Error(`sandbox unavailable: ${probe.diagnosis.message}`);
+  const profile = await loadProfile(defaultProfilesDir(), 'default');
+  const pathPython = (await sandbox.interpreters.resolve('python3')).command;
+  const systemPython = realpathSync('/usr/bin/python3');
+  const interpreters = [...new Set([pathPython, systemPython])];
+
+  const srt = await findSrt();
+  if (srt.bin !== undefined) {
+    await timed(srt.bin, ['-c', `${systemPython} -c '${CODE}'`]).catch((e) => {
+      srt.reason = `srt failed to run: ${e.message}`;
+      delete srt.bin;
+    });
+  }
+
+  const rows = [];
+  for (const py of interpreters) {
+    const group = py === systemPython ? `${py} (system)` : `${py} (first on PATH)`;
+    const add = (name, fn) => rows.push({ group, name, fn, samples: [] });
+    add('direct', () => timed(py, ['-c', CODE]));
+    add('skills-mcp adapter (from Node)', async () => {
+      const t = performance.now();
+      const r = await sandbox.run({
+        argv: [py, '-c', CODE],
+        cwd: '/tmp',
+        env: {},
+        readOnlyPaths: [],
+        writablePaths: [],
+        network: 'none',
+        profile: 'default',
+        limits: profileLimits(profile),
+      });
+      const ms = performance.now() - t;
+      if (r.exitCode !== 0 || r.stdout.toString().trim() !== '1') throw new Error(r.stderr.toString());
+      return ms;
+    });
+    add('bwrap, minimal line', () =>
+      timed('/usr/bin/bwrap', [
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--unshare-all',
+        '--die-with-parent',
+        py,
+        '-c',
+        CODE,
+      ]),
+    );
+    if (srt.bin !== undefined) add(`srt -c (${SRT_PKG})`, () => timed(srt.bin, ['-c', `${py} -c '${CODE}'`]));
+    else rows.push({ group, name: `srt -c (${SRT_PKG})`, unavailable: srt.reason, samples: [] });
+  }
+
+  const live = rows.filter((r) => r.fn !== undefined);
+  for (let round = 0; round < WARMUP + ROUNDS; round++) {
+    for (let i = 0; i < live.length; i++) {
+      const row = live[(i + round) % live.length]; // rotate the order each round
+      const ms = await row.fn();
+      if (round >= WARMUP) row.samples.push(ms);
+    }
+  }
+  await sandbox.dispose();
+
+  const results = rows.map((r) => {
+    const direct = rows.find((x) => x.group === r.group && x.name === 'direct');
+    if (r.unavailable !== undefined) return { group: r.group, name: r.name, unavailable: r.unavailable };
+    const med = median(r.samples);
+    return {
+      group: r.group,
+      name: r.name,
+      runs: r.samples.length,
+      medianMs: Math.round(med * 10) / 10,
+      p90Ms: Math.round(pct(r.samples, 0.9) * 10) / 10,
+      ratioToDirect: Math.round((med / median(direct.samples)) * 100) / 100,
+    };
+  });
+
+  const machine = {
+    date: new Date().toISOString(),
+    kernel: `Linux ${release()}`,
+    cpus: `${cpus().length} × ${cpus()[0]?.model ?? '?'}`,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    serverUid: process.getuid?.(),
+    bwrap: probe.version,
+    limits: probe.limits,
+  };
+  const lines = [
+    `sandbox: python3 -c '${CODE}', ${ROUNDS} interleaved runs each (after ${WARMUP} warm-up rounds)`,
+    `${machine.kernel}, ${machine.cpus}, Node ${machine.node}, ${machine.bwrap}, server uid ${machine.serverUid}, limits ${probe.limits.cgroup}`,
+    '',
+    `${'interpreter'.padEnd(62)}${'how'.padEnd(42)}${'median ms'.padStart(10)}${'p90 ms'.padStart(9)}${'× direct'.padStart(10)}`,
+  ];
+  for (const r of results) {
+    lines.push(
+      r.unavailable !== undefined
+        ? `${r.group.padEnd(62)}${r.name.padEnd(42)}  unavailable: ${r.unavailable}`
+        : `${r.group.padEnd(62)}${r.name.padEnd(42)}${r.medianMs.toFixed(1).padStart(10)}${r.p90Ms.toFixed(1).padStart(9)}${r.ratioToDirect.toFixed(2).padStart(10)}`,
+    );
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+  mkdirSync(join(here, 'results'), { recursive: true });
+  writeFileSync(
+    join(here, 'results', 'sandbox.json'),
+    `${JSON.stringify({ machine, rounds: ROUNDS, results }, null, 2)}\n`,
+  );
+}
+
+main().catch((e) => {
+  process.stderr.write(`sandbox bench failed: ${e.stack ?? e}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,154 @@
+import { constants } from 'node:os';
+import type { Logger } from '../log.js';
+import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bwrap-args.js';
+import type { BwrapHost } from './bwrap-probe.js';
+import { collectBinds } from './collect-binds.js';
+import { FD, launchData, type LaunchInput } from './launcher.js';
+import { createLauncherPool } from './launcher-pool.js';
+import type { ResolvedInterpreter } from './resolve-interpreter.js';
+import type { ChildDeps, ChildOutcome } from './run-child.js';
+import { sandboxDenied } from './sandbox-denied.js';
+import { buildSeccompFilter } from './seccomp-filter.js';
+import { nprocArgv } from './shim.js';
+import { isReachableBy, stageBinds } from './stage-mounts.js';
+import type { RunOptions, SandboxPlan } from './types.js';
+
+/** What one bwrap run needs from its adapter. */
+export interface ExecuteContext {
+  isRoot: boolean;
+  /** uid/gid the script runs as on the host (65534 when the server is root). */
+  sandboxId: { uid: number; gid: number };
+  arch: string;
+  deps: ChildDeps;
+  log: Logger;
+  /** The (lazily created) world-traversable folder staged sources are mounted below. */
+  stageDir: () => Promise<string>;
+}
+
+export interface ExecuteOutcome {
+  outcome: ChildOutcome;
+  oomKilled: boolean;
+  seccomp: boolean;
+  cgroup: boolean;
+}
+
+/** Processes the sandbox itself adds to a run's cgroup (launcher/bwrap, bwrap's init, a stager's two). */
+const HELPER_PIDS = 8;
+const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
+
+const signalName = (n: number): NodeJS.Signals | undefined =>
+  Object.entries(constants.signals).find(([, v]) => v === n)?.[0] as NodeJS.Signals | undefined;
+
+/**
+ * bwrap reports a payload killed by signal N as exit code 128 + N; report it as the signal. (A script that
+ * itself exits with 129–192 reads the same way, as it would in a shell.)
+ */
+function decodeSignal(o: ChildOutcome): ChildOutcome {
+  const sig = o.exitCode !== null && o.exitCode > 128 ? signalName(o.exitCode - 128) : undefined;
+  return sig === undefined || o.signal !== null ? o : { ...o, exitCode: null, signal: sig };
+}
+
+async function stagingFor(
+  ctx: ExecuteContext,
+  binds: Bind[],
+): Promise<{ inner: Bind[]; stage?: LaunchInput['stage'] }> {
+  if (!ctx.isRoot) return { inner: binds };
+  const unreachable = new Set<string>();
+  for (const b of binds) {
+    if (!(await isReachableBy(b.src, ctx.sandboxId.uid, ctx.sandboxId.gid))) unreachable.add(b.src);
+  }
+  if (unreachable.size === 0) return { inner: binds };
+  const dir = await ctx.stageDir();
+  const staged = stageBinds(binds, unreachable, dir);
+  return { inner: staged.inner, stage: { dir, outer: staged.outer } };
+}
+
+/** One run through a waiting launcher: mounts, staging, cgroup limits, the launcher's data, the wait. */
+export async function executeBwrap(
+  ctx: ExecuteContext,
+  host: BwrapHost,
+  plan: SandboxPlan,
+  interp: ResolvedInterpreter,
+  opts: RunOptions,
+): Promise<ExecuteOutcome> {
+  const { isRoot, sandboxId, arch } = ctx;
+  const bwrap = host.bwrap;
+  if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
+  const binds = await collectBinds(plan, interp, host.layout.systemDirs);
+  const { inner, stage } = await stagingFor(ctx, binds);
+  host.launchers ??= createLauncherPool({
+    ...(host.pool === undefined ? {} : { cgroups: host.pool }),
+    deps: ctx.deps,
+    log: ctx.log,
+    initial: isRoot ? sandboxId : undefined,
+  });
+  // Root servers: the launcher runs as 65534 itself, unless sources must be staged (then root + setpriv).
+  const dropInChain = isRoot && stage !== undefined;
+  const launcher = await host.launchers.take(isRoot && !dropInChain ? sandboxId : undefined);
+  const lease = launcher.lease;
+  try {
+    if (lease !== undefined) {
+      await lease.setLimits(plan.limits.memoryMiB * 1024 * 1024, plan.limits.pids + HELPER_PIDS);
+    }
+    const seccomp = buildSeccompFilter(arch, { allowSpawn: plan.limits.allowSpawn });
+    const env = { HOME: '/tmp', TMPDIR: '/tmp', ...plan.env, PATH: `${interp.binDir}:${SANDBOX_PATH}` };
+    const script = [interp.command, ...plan.argv.slice(1)];
+    const data = launchData({
+      bwrap,
+      options: bwrapArgs({
+        layout: host.layout,
+        network: plan.network,
+        binds: inner,
+        tmpfsBytes: plan.limits.tmpfsMiB * 1024 * 1024,
+        cwd: plan.cwd,
+        env,
+        fds: {
+          passwd: FD.passwd,
+          group: FD.group,
+          ...(plan.network === 'none' ? { hosts: FD.hosts } : {}),
+          ...(seccomp === undefined ? {} : { seccomp: FD.seccomp }),
+        },
+      }),
+      // Without a pids cgroup, RLIMIT_NPROC has to be set inside the sandbox's user namespace.
+      payload: lease === undefined ? nprocArgv(plan.limits.pids, script) : script,
+      limits: {
+        openFiles: plan.limits.openFiles,
+        cpuSeconds: plan.limits.cpuSeconds,
+        fileSizeMiB: plan.limits.fileSizeMiB,
+        ...(lease === undefined ? { dataMiB: plan.limits.memoryMiB } : {}),
+      },
+      files: {
+        passwd: passwdFile(sandboxId.uid, sandboxId.gid),
+        group: groupFile(sandboxId.gid),
+        ...(plan.network === 'none' ? { hosts: SANDBOX_HOSTS } : {}),
+      },
+      ...(seccomp === undefined ? {} : { seccomp }),
+      ...(dropInChain && host.setpriv !== undefined
+        ? { dropTo: { ...sandboxId, setpriv: host.setpriv } }
+        : {}),
+      ...(stage === undefined ? {} : { stage }),
+    });
+    const outcome = await launcher.child.start({
+      data,
+      ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
+      wallTimeMs: plan.limits.wallTimeMs,
+      maxOutputBytes: plan.limits.maxOutputBytes,
+      ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+      ...(opts.onOutput === undefined ? {} : { onOutput: opts.onOutput }),
+    });
+    const oomKilled = lease === undefined ? false : await lease.oomKilled();
+    return {
+      outcome: decodeSignal(outcome),
+      oomKilled,
+      seccomp: seccomp !== undefined,
+      cgroup: lease !== undefined,
+    };
+  } catch (err) {
+    launcher.child.discard();
+    throw err;
+  } finally {
+    // The tree is already gone ('close' means bwrap's init closed its stdio); removal can trail.
+    if (lease !== undefined) void lease.release();
+    host.launchers.refill();
+  }
+}

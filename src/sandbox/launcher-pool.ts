@@ -1,0 +1,105 @@
+import { open, type FileHandle } from 'node:fs/promises';
+import type { Logger } from '../log.js';
+import type { CgroupLease, CgroupPool } from './cgroup-pool.js';
+import { launcherSpec } from './launcher.js';
+import { prepareChild, type ChildDeps, type PreparedChild } from './run-child.js';
+
+/** A waiting launcher and the cgroup it already sits in (when cgroups are used). */
+export interface Launcher {
+  child: PreparedChild;
+  lease?: CgroupLease;
+}
+
+/** Who the launcher runs as: the server itself, or (root servers) the sandbox user. */
+export type LauncherIdentity = { uid: number; gid: number } | undefined;
+
+export interface LauncherPool {
+  /** A ready launcher (spawned ahead of time) running as `as`, or a fresh one when none is ready. */
+  take(as: LauncherIdentity): Promise<Launcher>;
+  /** Pre-spawns replacements. Call after a run ends, so spawning never competes with a running call. */
+  refill(): void;
+  dispose(): Promise<void>;
+}
+
+const keyOf = (as: LauncherIdentity) => (as === undefined ? 'self' : `${as.uid}:${as.gid}`);
+
+/**
+ * Keeps `size` launchers spawned and waiting for each identity asked for so far, each already inside its
+ * own per-run cgroup, so a call only pays for bwrap and the script. An idle launcher holds no work: if the
+ * server dies, its pipes close and the launcher exits.
+ */
+export function createLauncherPool(o: {
+  cgroups?: CgroupPool;
+  deps: ChildDeps;
+  log: Logger;
+  size?: number;
+  initial?: LauncherIdentity;
+}): LauncherPool {
+  const size = o.size ?? 1;
+  const idle: Array<Launcher & { key: string }> = [];
+  const pending = new Map<Promise<void>, string>();
+  /** Every identity asked for so far (at most two: the server itself and the sandbox user). */
+  const wanted = new Map<string, LauncherIdentity>([[keyOf(o.initial), o.initial]]);
+  let disposed = false;
+
+  async function spawnOne(as: LauncherIdentity): Promise<Launcher> {
+    const lease = await o.cgroups?.take();
+    const handles: FileHandle[] = [];
+    try {
+      // Without cgroups the launcher's "join" writes go to /dev/null (never to whatever fd 3 might be).
+      for (const f of lease?.procsFiles ?? ['/dev/null']) handles.push(await open(f, 'w'));
+      const fds = handles.map((h) => h.fd);
+      const child = prepareChild({ ...launcherSpec([fds[0]!, fds.at(-1)!]), ...(as ?? {}) }, o.deps);
+      return lease === undefined ? { child } : { child, lease };
+    } catch (err) {
+      if (lease !== undefined) void lease.release();
+      throw err;
+    } finally {
+      // The child has its own copies now.
+      for (const h of handles) await h.close().catch(() => undefined);
+    }
+  }
+
+  function discard(l: Launcher): void {
+    l.child.discard();
+    if (l.lease !== undefined) void l.lease.release();
+  }
+
+  function refill(): void {
+    for (const l of idle.filter((x) => !x.child.isAlive())) {
+      idle.splice(idle.indexOf(l), 1);
+      discard(l);
+    }
+    for (const [key, as] of wanted) {
+      const have = () =>
+        idle.filter((l) => l.key === key).length + [...pending.values()].filter((k) => k === key).length;
+      while (!disposed && have() < size) {
+        const p: Promise<void> = spawnOne(as)
+          .then((l) => {
+            if (disposed) discard(l);
+            else idle.push({ ...l, key });
+          })
+          .catch((err: unknown) => o.log.warn({ err }, 'launcher pre-spawn failed'))
+          .finally(() => pending.delete(p));
+        pending.set(p, key);
+      }
+    }
+  }
+
+  refill();
+  return {
+    refill,
+    async take(as) {
+      const key = keyOf(as);
+      wanted.set(key, as);
+      const i = idle.findIndex((l) => l.key === key && l.child.isAlive());
+      const ready = i < 0 ? undefined : idle.splice(i, 1)[0];
+      return ready ?? (await spawnOne(as));
+    },
+    async dispose() {
+      disposed = true;
+      await Promise.all(pending.keys());
+      for (const l of idle.splice(0)) discard(l);
+    },
+  };
+}

@@ -1,0 +1,103 @@
+import { encodeArgs, type Bind } from './bwrap-args.js';
+import type { PrepareSpec } from './run-child.js';
+import { BASH, limitArgs, type ShimLimits } from './shim.js';
+import { stagerArgs } from './stage-mounts.js';
+
+/**
+ * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
+ * call path: on cgroup v1, moving a process into a cgroup costs ≈ 11 ms (a percpu rwsem write lock),
+ * and bash itself takes a few ms to start. It joins the run's cgroups through fds 3 and 4 (opened by the
+ * server), then blocks until the server writes the run's message on fd 5. Then it applies the rlimits,
+ * closes every inherited fd except the ones bwrap reads (a non-CLOEXEC fd of the server must not reach
+ * the script; bwrap closes the ones it reads), and `exec`s the chain. A constant script: the message is
+ * NUL-separated data, never code.
+ */
+export const LAUNCHER_SCRIPT = [
+  'echo $$ >&3 && echo $$ >&4 || exit 125',
+  'exec 3>&- 4>&-',
+  "readarray -d '' -u 5 m",
+  'exec 5<&-',
+  '[ "${#m[@]}" -ge 6 ] || exit 0',
+  'set -- "${m[@]}"',
+  'keep=",$1,"',
+  'shift',
+  'ulimit -c 0 -n "$1" -t "$2" -f "$3" ${4:+-d "$4"} || { echo "sandbox: cannot apply limits" >&2; exit 126; }',
+  'shift 4',
+  'for f in /proc/self/fd/*; do n=${f##*/}; case ",$n," in ,0,|,1,|,2,) ;; *) case $keep in *",$n,"*) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac ;; esac; done',
+  'exec "$@"',
+].join('\n');
+
+/** Fixed fd layout of a launcher (as the launcher and the bwrap it becomes see them). */
+export const FD = {
+  cgMemory: 3,
+  cgPids: 4,
+  control: 5,
+  stager: 6,
+  args: 7,
+  seccomp: 8,
+  passwd: 9,
+  group: 10,
+  hosts: 11,
+};
+const PIPES = [FD.control, FD.stager, FD.args, FD.seccomp, FD.passwd, FD.group, FD.hosts];
+
+/** How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), seven pipes. */
+export function launcherSpec(cgroupFds: readonly [number, number]): PrepareSpec {
+  return {
+    command: BASH[0],
+    args: [...BASH.slice(1), LAUNCHER_SCRIPT, 'skills-mcp-launcher'],
+    env: {},
+    cwd: '/',
+    extraFds: [{ fd: cgroupFds[0] }, { fd: cgroupFds[1] }, ...PIPES.map(() => 'pipe' as const)],
+  };
+}
+
+export interface LaunchInput {
+  bwrap: string;
+  /** bwrap's options (see `bwrapArgs`), with files at `FD.passwd` etc. */
+  options: string[];
+  /** argv after bwrap's `--`. */
+  payload: string[];
+  limits: ShimLimits;
+  files: { passwd: string; group: string; hosts?: string };
+  seccomp?: Buffer;
+  /** Root only: drop to this uid/gid with setpriv before the sandbox. */
+  dropTo?: { uid: number; gid: number; setpriv: string };
+  /** Root only: stage these binds in a root mount namespace first (`stage-mounts.ts`). */
+  stage?: { dir: string; outer: Bind[] };
+}
+
+/**
+ * The bytes for each launcher pipe. The chain it execs:
+ * - `bwrap --args 7 -- payload` (server not root);
+ * - `setpriv --reuid=65534 … -- bwrap …` (server root);
+ * - `bwrap --args 6 -- setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
+ */
+export function launchData(i: LaunchInput): Map<number, Buffer> {
+  let chain = [i.bwrap, '--args', String(FD.args), '--', ...i.payload];
+  if (i.dropTo !== undefined) {
+    const d = i.dropTo;
+    chain = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--', ...chain];
+  }
+  const keep = [FD.args, FD.passwd, FD.group];
+  const data = new Map<number, Buffer>([
+    [FD.args, encodeArgs(i.options)],
+    [FD.passwd, Buffer.from(i.files.passwd)],
+    [FD.group, Buffer.from(i.files.group)],
+  ]);
+  if (i.files.hosts !== undefined) {
+    data.set(FD.hosts, Buffer.from(i.files.hosts));
+    keep.push(FD.hosts);
+  }
+  if (i.seccomp !== undefined) {
+    data.set(FD.seccomp, i.seccomp);
+    keep.push(FD.seccomp);
+  }
+  if (i.stage !== undefined) {
+    data.set(FD.stager, encodeArgs(stagerArgs(i.stage.dir, i.stage.outer)));
+    keep.push(FD.stager);
+    chain = [i.bwrap, '--args', String(FD.stager), '--', ...chain];
+  }
+  data.set(FD.control, encodeArgs([keep.sort((a, b) => a - b).join(','), ...limitArgs(i.limits), ...chain]));
+  return data;
+}
