@@ -29,7 +29,9 @@ const median = (xs) => {
 const p95 = (xs) => [...xs].sort((a, b) => a - b)[Math.ceil(xs.length * 0.95) - 1];
 
 // The real interpreter, as the sandbox resolves it (python3 on PATH may be a slow pyenv shim script).
-const python = spawnSync('python3', ['-c', 'import os, sys; print(os.path.realpath(sys.executable))'], { encoding: 'utf8' }).stdout.trim();
+const python = spawnSync('python3', ['-c', 'import os, sys; print(os.path.realpath(sys.executable))'], {
+  encoding: 'utf8',
+}).stdout.trim();
 
 function direct() {
   return new Promise((res, rej) => {
@@ -38,7 +40,11 @@ function direct() {
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.on('error', rej);
-    child.on('close', (code) => (code === 0 && out.includes('"rows"') ? res(performance.now() - t0) : rej(new Error(`direct run failed (${code})`))));
+    child.on('close', (code) =>
+      code === 0 && out.includes('"rows"')
+        ? res(performance.now() - t0)
+        : rej(new Error(`direct run failed (${code})`)),
+    );
     child.stdin.end(input);
   });
 }
@@ -51,7 +57,18 @@ try {
   const client = new Client({ name: 'bench', version: '1' }, { capabilities: {} });
   const transport = new StdioClientTransport({
     command: process.execPath,
-    args: [join(repo, 'dist', 'cli.js'), '--skills', join(repo, 'skills'), '--config', config, '--audit', join(tmp, 'state', 'audit.db'), '--no-watch', '--log-level', 'warn'],
+    args: [
+      join(repo, 'dist', 'cli.js'),
+      '--skills',
+      join(repo, 'skills'),
+      '--config',
+      config,
+      '--audit',
+      join(tmp, 'state', 'audit.db'),
+      '--no-watch',
+      '--log-level',
+      'warn',
+    ],
     env: getDefaultEnvironment(),
     stderr: 'inherit',
   });
@@ -84,17 +101,30 @@ try {
     [`direct: ${python} main.py (from Node)`, RUNS, md, p95(samples.direct)],
     ['skills-mcp tools/call (policy allow, sandbox, audit)', RUNS, ms, p95(samples.server)],
   ];
-  process.stdout.write(`${'run'.padEnd(56)}${'n'.padStart(4)}${'median ms'.padStart(12)}${'p95 ms'.padStart(10)}\n`);
-  for (const [name, n, m, p] of rows) process.stdout.write(`${name.padEnd(56)}${String(n).padStart(4)}${m.toFixed(1).padStart(12)}${p.toFixed(1).padStart(10)}\n`);
+  process.stdout.write(
+    `${'run'.padEnd(56)}${'n'.padStart(4)}${'median ms'.padStart(12)}${'p95 ms'.padStart(10)}\n`,
+  );
+  for (const [name, n, m, p] of rows)
+    process.stdout.write(
+      `${name.padEnd(56)}${String(n).padStart(4)}${m.toFixed(1).padStart(12)}${p.toFixed(1).padStart(10)}\n`,
+    );
   const overhead = ms - md;
-  process.stdout.write(`\nmedian overhead ${overhead.toFixed(1)} ms (target ≤ 25 ms): ${overhead <= 25 ? 'MET' : 'MISSED'}\n`);
+  process.stdout.write(
+    `\nmedian overhead ${overhead.toFixed(1)} ms (target ≤ 25 ms): ${overhead <= 25 ? 'MET' : 'MISSED'}\n`,
+  );
   mkdirSync(join(here, 'results'), { recursive: true });
   writeFileSync(
     join(here, 'results', 'runs.json'),
     JSON.stringify(
       {
         date: new Date().toISOString(),
-        machine: { cpu: os.cpus()[0]?.model, cores: os.cpus().length, memGiB: Math.round(os.totalmem() / 2 ** 30), node: process.version, kernel: os.release() },
+        machine: {
+          cpu: os.cpus()[0]?.model,
+          cores: os.cpus().length,
+          memGiB: Math.round(os.totalmem() / 2 ** 30),
+          node: process.version,
+          kernel: os.release(),
+        },
         runs: RUNS,
         median: { direct: md, server: ms, overhead },
         samples,

@@ -393,7 +393,11 @@ async function measureWarmCalls(skillCfg, bareCfg) {
   const b = await connect(bareCfg);
   try {
     const skillTools = (await a.session.client.listTools()).tools;
-    const skillTool = skillTools.find((t) => t.name !== 'read_skill_file' && t.name !== 'list_skills')?.name;
+    const skillTool = skillTools.find(
+      (t) =>
+        t.annotations?.readOnlyHint === true &&
+        !['read_skill_file', 'list_skills', 'load_skill'].includes(t.name),
+    )?.name;
     if (skillTool === undefined) throw new Error(`${skillCfg.label}: no per-skill tool in tools/list`);
     const bareTool = (await b.session.client.listTools()).tools[0].name;
     const call = async (session, name) => {
