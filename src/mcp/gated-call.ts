@@ -46,7 +46,7 @@ function callContext(deps: ServerDeps, b: GateBridge, ctx: ServerContext): CallC
       ? {}
       : {
           progress: (progress: number, message: string) =>
-            void ctx.mcpReq
+            ctx.mcpReq
               .notify({
                 method: 'notifications/progress',
                 params: { progressToken: token, progress, total: 2, message },

@@ -35,14 +35,14 @@ export async function runApproved(
     return { result: refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId) };
   }
   audit.append({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
-  ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
+  void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
   let finished;
   try {
     finished = await runLaunch(launch, exec, {
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
       onOutput: () => {
-        if (!seenOutput) ctx.progress?.(1, 'output received');
+        if (!seenOutput) void ctx.progress?.(1, 'output received');
         seenOutput = true;
       },
     });
@@ -80,7 +80,12 @@ export async function runApproved(
       artifacts: output.artifacts.map((a) => ({ path: a.path, sha256: a.sha256, bytes: a.bytes })),
     },
   });
-  ctx.progress?.(2, `finished: ${status}`);
+  if (ctx.progress !== undefined) {
+    // The last notification must reach the client before the result: the SDK client dispatches notifications
+    // asynchronously and drops a progress update whose request has already been answered.
+    await ctx.progress(2, `finished: ${status}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
   return {
     result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs),
     filesDir: launch.filesDir,

@@ -34,7 +34,7 @@ export interface CallContext {
   channel: 'elicitation' | 'console' | 'terminal';
   signal?: AbortSignal;
   /** Progress for the client (start, output received, end). */
-  progress?: (progress: number, message: string) => void;
+  progress?: (progress: number, message: string) => Promise<void>;
 }
 
 export type Begin =

@@ -159,6 +159,7 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     expect(seen[0]).toMatch(/^running scripts\/main.py/);
     expect(seen).toContain('output received');
     expect(seen.at(-1)).toBe('finished: ok');
+    expect(c.errors).toEqual([]);
   });
 
   it("never passes the server's env to a script, and never stores env or input values in the audit log", async () => {
