@@ -2,7 +2,7 @@ import { dirname, join } from 'node:path';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
-import { createRunner } from '../runner/create-runner.js';
+import { createLazyRunner } from '../runner/lazy-runner.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
@@ -13,6 +13,8 @@ import { packageRoot } from './version.js';
 export interface Services {
   runner: Runner;
   auditPath: string;
+  /** The audit log, opened (with recovery) on first use. */
+  audit: () => Promise<AuditStore>;
   /** The sandbox, created on first use. */
   sandbox: () => Promise<Sandbox>;
   /** Ends the runner, disposes the sandbox and closes the audit log (only what was opened). */
@@ -56,19 +58,25 @@ export function createServices(
         profilesDir: config.sandbox.profiles_dir ?? join(packageRoot(), 'sandbox-profiles'),
       }),
     ));
-  const runner = createRunner({
-    catalog,
-    config,
-    log,
-    version,
-    audit: openAudit,
-    sandbox: openSandbox,
-    env: io.env,
-    runsDir: config.data_dir ?? join(dirname(auditPath), 'runs'),
-  });
+  // The gate, audit and sandbox code loads with the first call that needs it, not at start-up.
+  const runner = createLazyRunner(() =>
+    import('../runner/create-runner.js').then(({ createRunner }) =>
+      createRunner({
+        catalog,
+        config,
+        log,
+        version,
+        audit: openAudit,
+        sandbox: openSandbox,
+        env: io.env,
+        runsDir: config.data_dir ?? join(dirname(auditPath), 'runs'),
+      }),
+    ),
+  );
   return {
     runner,
     auditPath,
+    audit: openAudit,
     sandbox: openSandbox,
     async close() {
       await runner.close();

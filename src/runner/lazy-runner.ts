@@ -1,0 +1,53 @@
+import type { Skill } from '../skills/types.js';
+import { entryInputOf, type EntryInput } from './entry-input.js';
+import type { Runner } from './runner-types.js';
+
+/**
+ * A Runner whose implementation (gate, audit, sandbox code) is loaded on the first call that needs it, so serving
+ * the catalog starts without it. Only the input schemas of executable skills are needed at start-up, and they
+ * come from a small module.
+ */
+export function createLazyRunner(load: () => Promise<Runner>): Runner {
+  const entries = new Map<string, EntryInput>();
+  let loaded: Runner | undefined;
+  let loading: Promise<Runner> | undefined;
+  const get = () =>
+    (loading ??= load().then((r) => {
+      loaded = r;
+      return r;
+    }));
+  return {
+    entryInput(skill: Skill) {
+      const entry = skill.files.find((f) => f.path === skill.entryPoint);
+      const key = `${skill.dir}\0${skill.entryPoint ?? ''}\0${entry?.size ?? ''}`;
+      let e = entries.get(key);
+      if (e === undefined) entries.set(key, (e = entryInputOf(skill)));
+      return e;
+    },
+    begin: async (req, ctx) => (await get()).begin(req, ctx),
+    resume: async (callId, session, answer, ctx) => (await get()).resume(callId, session, answer, ctx),
+    recordAnswer: async (callId, session, answer, channel) =>
+      (await get()).recordAnswer(callId, session, answer, channel),
+    onPendingClosed(listener) {
+      let off: (() => void) | undefined;
+      let cancelled = false;
+      void get().then((r) => {
+        if (!cancelled) off = r.onPendingClosed(listener);
+      });
+      return () => {
+        cancelled = true;
+        off?.();
+      };
+    },
+    recordReadOnly: (session, tool, skill, input, ok) =>
+      void get().then((r) => r.recordReadOnly(session, tool, skill, input, ok)),
+    artifactPath: (session, callId, path) => loaded?.artifactPath(session, callId, path),
+    // Nothing to end or close unless the implementation was (being) loaded: no call, no audit session.
+    endSession: async (session, reason) => {
+      if (loading !== undefined) await (await loading).endSession(session, reason);
+    },
+    close: async () => {
+      if (loading !== undefined) await (await loading).close();
+    },
+  };
+}
