@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 export const CLI = resolve(import.meta.dirname, '../../../dist/cli.js');
 
@@ -16,8 +17,10 @@ export interface SpawnedServer {
 export function spawnCli(args: string[], env: Record<string, string> = {}): SpawnedServer {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.build.json\` first`);
   const { SKILLS_MCP_TOKEN: _drop, ...inherited } = process.env;
+  // Each server gets its own audit log unless the test names one: never the user's real log.
+  const audit = join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
   const proc = spawn(process.execPath, [CLI, ...args], {
-    env: { ...inherited, ...env },
+    env: { ...inherited, SKILLS_MCP_AUDIT: audit, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
