@@ -70,7 +70,9 @@ export const ApprovalReasonSchema = z
   .describe('Why: the source of the decision');
 export const ApprovalChannelSchema = z
   .enum(['elicitation', 'console', 'terminal', 'rules', 'session', 'none'])
-  .describe('Who was asked: MCP elicitation, the approval console, the terminal, config rules, session state, nobody');
+  .describe(
+    'Who was asked: MCP elicitation, the approval console, the terminal, config rules, session state, nobody',
+  );
 export const FinishStatusSchema = z
   .enum(['ok', 'error', 'timeout', 'cancelled', 'denied', 'invalid', 'sandbox_denied', 'stale_binding'])
   .describe('How the call ended');

@@ -36,8 +36,7 @@ function fullParser(): { matter: GrayMatter; yaml: YamlModule; options: object }
   const options = {
     language: 'yaml',
     engines: {
-      yaml: (text: string): object =>
-        (yaml.parse(text, { prettyErrors: true, maxAliasCount: 100 }) ?? {}),
+      yaml: (text: string): object => yaml.parse(text, { prettyErrors: true, maxAliasCount: 100 }) ?? {},
       javascript: refuse('javascript'),
       coffee: refuse('coffee'),
       json: refuse('json'),
