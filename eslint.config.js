@@ -54,6 +54,10 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('mcp', 'transport', 'cli')] }] },
   },
   {
+    files: ['src/console/**/*.ts'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('mcp', 'transport', 'cli')] }] },
+  },
+  {
     files: ['src/mcp/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: up('transport', 'cli') }] },
   },

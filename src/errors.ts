@@ -16,6 +16,10 @@ export type ErrorCode =
   | 'SANDBOX_PROFILE_INVALID'
   | 'SANDBOX_FAILED'
   | 'APPROVAL_DENIED'
+  /** The approval console is waiting for the person: call the tool again once they decided. */
+  | 'APPROVAL_PENDING'
+  /** Approved in the console, but the tool was not called again before the approval timed out. */
+  | 'APPROVAL_UNCLAIMED'
   | 'POLICY_DENIED'
   | 'STALE_BINDING'
   | 'AUDIT_FAILED'

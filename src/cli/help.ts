@@ -56,6 +56,8 @@ Options:
   --workspace DIR       a folder skills may read at the same path inside the sandbox
   --audit PATH          audit database (default $XDG_STATE_HOME/skills-mcp/audit.db)
   --no-elicitation      never ask approvals through the client; use the configured fallback
+  --approval-console    ask approvals on a local web page (127.0.0.1, secret URL) when the client cannot
+                        show them (or with --no-elicitation); the page also lists recent calls
   --no-watch            do not reload skills when their files change
   --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default info)
   --http                serve Streamable HTTP instead of stdio

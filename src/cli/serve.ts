@@ -3,6 +3,7 @@ import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
 import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
+import { startConsoleIfEnabled } from './approval-console.js';
 import { createServices } from './create-services.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
@@ -22,6 +23,7 @@ export const SERVE_OPTIONS = {
   workspace: { type: 'string' },
   audit: { type: 'string' },
   'no-elicitation': { type: 'boolean' },
+  'approval-console': { type: 'boolean' },
   'no-watch': { type: 'boolean' },
   'log-level': { type: 'string' },
   http: { type: 'boolean' },
@@ -53,6 +55,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     token_file: values['token-file'],
   });
   if (Object.keys(http).length > 0) flags.http = http;
+  if (values['approval-console']) flags.approval = { console: true };
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
@@ -76,12 +79,14 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
 
   const version = packageVersion();
   const services = createServices(config, log, io, () => catalog, version);
+  const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
   const server = createSkillsServer({
     catalog: () => catalog,
     config,
     log,
     version,
     runner: services.runner,
+    ...(approvalConsole === undefined ? {} : { console: approvalConsole.console }),
   });
   // Probe the sandbox once the server is up (off the first request's path), so problems show in the log early.
   const probeTimer = setTimeout(() => {
@@ -122,6 +127,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
   } finally {
     clearTimeout(probeTimer);
     watcher?.close();
+    await approvalConsole?.close();
     await services.close();
   }
 }

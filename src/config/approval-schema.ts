@@ -103,6 +103,32 @@ export const ApprovalConfigSchema = z
           'closed, no skill script runs, and the refusal says how to allow it. rules-only: the rules alone ' +
           'decide: allow runs, ask and deny are refused.',
       ),
+    console: z
+      .union([z.boolean(), z.enum(['auto'])])
+      .default(false)
+      .describe(
+        'Approval console (flag --approval-console): a local web page (127.0.0.1, random port, secret URL) ' +
+          'where a person approves runs when the client cannot show the approval form (or with ' +
+          '--no-elicitation); it also shows recent calls from the audit log. auto: on when a desktop session ' +
+          'is detected (macOS, Windows, or DISPLAY / WAYLAND_DISPLAY set).',
+      ),
+    console_wait_ms: z
+      .int()
+      .min(1_000)
+      .max(86_400_000)
+      .default(50_000)
+      .describe(
+        'How long a tool call waits for a decision in the approval console before answering "approval ' +
+          'pending, call again once the user has decided" (keep it under the client request timeout, often ' +
+          '60 s). The approval stays open, and its decision is kept for that retry, until timeout_ms.',
+      ),
+    console_open_browser: z
+      .boolean()
+      .default(true)
+      .describe(
+        'Open the approval console in the default browser (xdg-open, open) when an approval is waiting ' +
+          'and no console page is open. The link is also sent to the client (progress and log messages).',
+      ),
   })
   .describe('Policy and approvals for running skill scripts (the `approval` section of skills-mcp.yaml).');
 

@@ -12,6 +12,7 @@ import type { ApprovalAnswer } from '../gate/index.js';
 import type { CallResult } from '../runner/call-result.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
+import { consoleCall } from './console-call.js';
 import type { ServerDeps } from './server-deps.js';
 import { mimeTypeOf } from './skill-uri.js';
 import { toolError } from './tool-error.js';
@@ -127,6 +128,10 @@ export async function gatedCall(
           : { action: 'error' };
       const r = await deps.runner.resume(state.callId, req.session, answer, cctx);
       return embedSmallArtifacts(toToolResult(r), r, read);
+    }
+    if (!cctx.canAsk && deps.console !== undefined) {
+      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r, read);
+      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult);
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result, read);

@@ -1,3 +1,4 @@
+import type { ApprovalConsole } from '../console/index.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
@@ -12,4 +13,6 @@ export interface ServerDeps {
   version: string;
   /** The gated-call pipeline. Without it the server only serves instructions and files (no runs). */
   runner?: Runner;
+  /** The approval console: asks a person for clients that cannot show the approval form (issue 6). */
+  console?: ApprovalConsole;
 }

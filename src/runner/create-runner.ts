@@ -299,12 +299,26 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 
   const expire = async (callId: string) => {
+    const p = pending.get(callId);
+    if (p === undefined) return;
     try {
-      if (pending.has(callId))
-        await decide(callId, { decision: 'denied', reason: 'timeout' }, 'elicitation', {
-          canAsk: false,
-          channel: 'elicitation',
-        });
+      if (!p.approved) {
+        const { channel } = p;
+        notifyClosed(
+          callId,
+          await decide(callId, { decision: 'denied', reason: 'timeout' }, channel, {
+            canAsk: false,
+            channel,
+          }),
+        );
+        return;
+      }
+      // Approved in the console (recordAnswer) but the client never called again: finished, never run.
+      pending.delete(callId);
+      const audit = await deps.audit();
+      audit.append(finishedEvent(p.session.info.id, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
+      const text = `${p.call.skill.name}/${p.call.script} was approved, but the tool was not called again before the approval timed out; it was not run.`;
+      notifyClosed(callId, refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId));
     } catch (err) {
       log.error({ err, callId }, 'could not record an approval timeout');
     }
@@ -365,7 +379,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     ok: boolean,
   ) => {
     // Read-only calls run no code, so their record need not precede the answer: it is written right after,
-    // atomically (request + finish in one transaction), keeping warm calls off the fsync path. The session is
+    // keeping warm calls off the fsync path. The session is
     // claimed now, so an endSession that comes right after still waits for it.
     const live = session(info);
     const callId = randomUUID();
@@ -379,13 +393,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       read_only: true,
     };
     setImmediate(() => {
+      // Group commit: concurrent read-only calls share one transaction and one fsync.
       void Promise.all([deps.audit(), live])
-        .then(([audit]) =>
-          audit.appendMany([
-            { type: 'tool_call_requested', sessionId: info.id, callId, payload },
-            finishedEvent(info.id, callId, ok ? 'ok' : 'error'),
-          ]),
-        )
+        .then(async ([audit]) => {
+          await audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload });
+          await audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error'));
+        })
         .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'));
     });
   };

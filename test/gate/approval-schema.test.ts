@@ -12,6 +12,9 @@ describe('ApprovalConfigSchema', () => {
       loop_guard: 2,
       granularity: 'exact',
       fallback: 'deny',
+      console: false,
+      console_wait_ms: 50_000,
+      console_open_browser: true,
     });
   });
 

@@ -1,0 +1,44 @@
+import type { Config } from '../config/config-schema.js';
+import { createBrowserOpener, startApprovalConsole, type ApprovalConsole } from '../console/index.js';
+import type { Logger } from '../log.js';
+import type { Services } from './create-services.js';
+import type { CliIo } from './io.js';
+
+/** A person is likely at this machine's screen: macOS, Windows, or a Linux/BSD graphical session. */
+export function isDesktopSession(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): boolean {
+  if (platform === 'darwin' || platform === 'win32') return true;
+  return Boolean(env.DISPLAY) || Boolean(env.WAYLAND_DISPLAY);
+}
+
+/** Whether `approval.console` turns the console on here (`auto`: when a desktop session is detected). */
+export function consoleEnabled(config: Config, io: CliIo, platform: NodeJS.Platform): boolean {
+  const c = config.approval.console;
+  return c === 'auto' ? isDesktopSession(io.env, platform) : c;
+}
+
+/** Starts the approval console when the config asks for it; logs its URL (the URL is the credential). */
+export async function startConsoleIfEnabled(
+  config: Config,
+  log: Logger,
+  io: CliIo,
+  services: Services,
+): Promise<{ console: ApprovalConsole; close: () => Promise<void> } | undefined> {
+  if (!consoleEnabled(config, io, process.platform)) return undefined;
+  const opener = config.approval.console_open_browser
+    ? createBrowserOpener({ log, platform: process.platform })
+    : undefined;
+  const con = await startApprovalConsole({
+    runner: services.runner,
+    audit: services.audit,
+    log,
+    ...(opener === undefined ? {} : { openBrowser: (url: string) => opener.open(url) }),
+  });
+  log.info({ url: con.url }, 'approval console ready');
+  return {
+    console: con,
+    close: async () => {
+      await con.close();
+      opener?.dispose();
+    },
+  };
+}

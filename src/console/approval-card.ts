@@ -1,0 +1,127 @@
+import {
+  DECISION_TITLES,
+  APPROVAL_DECISIONS,
+  describeFinding,
+  displayArgv,
+  displayName,
+  displayValue,
+} from '../gate/index.js';
+import type { ApprovalView } from '../gate/index.js';
+import type { ConsoleApproval } from './approval-queue.js';
+import { badge, formatTime, short, shown, toneOf } from './format.js';
+import { html, type Html } from './html.js';
+
+const MAX_KEYS = 8;
+const MAX_FINDINGS = 5;
+
+/** The inputs a person sees: key names, and values only when short and not secret-looking (DESIGN §7). */
+function inputFacts(view: ApprovalView): Html {
+  const s = view.inputSummary;
+  const record =
+    typeof view.input === 'object' && view.input !== null && !Array.isArray(view.input)
+      ? (view.input as Record<string, unknown>)
+      : undefined;
+  const keys = s.input_keys.slice(0, MAX_KEYS);
+  const more = s.input_keys.length - keys.length;
+  return html`${s.input_keys.length} ${s.input_keys.length === 1 ? 'key' : 'keys'}, ${s.input_bytes} bytes
+  (sha256 ${short(s.input_sha256)})
+  ${
+    record === undefined || keys.length === 0
+      ? ''
+      : html`<ul class="plain">
+          ${keys.map(
+            (k) => html`<li><code>${displayName(k)}</code>: <code>${displayValue(k, record[k])}</code></li>`,
+          )}${more > 0 ? html`<li>and ${more} more keys</li>` : ''}
+        </ul>`
+  }`;
+}
+
+/** Everything DESIGN §7 puts in an approval message, as a definition list. */
+export function approvalFacts(a: ConsoleApproval, base: string): Html {
+  const v = a.view;
+  const command = [v.runner ?? '', shown(v.script), displayArgv(v.argv)].filter(Boolean).join(' ');
+  const findings = v.risk.findings.slice(0, MAX_FINDINGS);
+  return html`<dl class="facts">
+    <dt>Skill</dt>
+    <dd><code>${shown(v.skill)}</code></dd>
+    <dt>Script</dt>
+    <dd><code>${shown(v.script)}</code> (bundle ${short(v.bundleSha256)})</dd>
+    <dt>Command</dt>
+    <dd><code>${command}</code></dd>
+    <dt>Input</dt>
+    <dd>${inputFacts(v)}</dd>
+    <dt>Sandbox</dt>
+    <dd>
+      ${v.sandbox.enforced ? html`profile <code>${v.sandbox.profile}</code>` : badge('OFF: not sandboxed', 'bad')}
+    </dd>
+    <dt>Network</dt>
+    <dd>${v.sandbox.network === 'none' ? 'none' : badge('full network access', 'warn')}</dd>
+    <dt>Writes</dt>
+    <dd>
+      ${
+        v.sandbox.writablePaths.length === 0
+          ? 'nothing'
+          : html`<ul class="plain">
+              ${v.sandbox.writablePaths.map((p) => html`<li><code>${shown(p)}</code></li>`)}
+            </ul>`
+      }
+    </dd>
+    <dt>Risk</dt>
+    <dd>
+      ${badge(v.risk.level.toUpperCase(), toneOf(v.risk.level))}${v.risk.level === 'low' ? '' : html` <code>${v.risk.code}</code>`}${
+        findings.length === 0
+          ? ''
+          : html`<ul class="plain">
+              ${findings.map((f) => html`<li>${shown(describeFinding(f))}</li>`)}${
+                v.risk.findings.length > MAX_FINDINGS
+                  ? html`<li>and ${v.risk.findings.length - MAX_FINDINGS} more</li>`
+                  : ''
+              }
+            </ul>`
+      }
+    </dd>
+    <dt>Policy</dt>
+    <dd>${v.policy.decision}, by <code>${shown(v.policy.rule)}</code></dd>
+    <dt>Asked</dt>
+    <dd>
+      ${formatTime(a.askedAt)} · session ${short(a.session.id, 8)} · call
+      <a href="${base}/calls/${a.callId}">${a.callId.slice(0, 8)}</a>
+    </dd>
+  </dl>`;
+}
+
+const BUTTON_CLASS: Record<string, string> = { approved: 'approve', abort: 'abort' };
+
+/** The four decisions as one plain form: works without JavaScript; the token binds it to this approval. */
+function decisionForm(a: ConsoleApproval, base: string): Html {
+  return html`<form class="decide" method="post" action="${base}/approvals/${a.id}">
+    <input type="hidden" name="csrf" value="${a.csrf}" />
+    ${APPROVAL_DECISIONS.map(
+      (d) =>
+        html`<button type="submit" name="decision" value="${d}" class="${BUTTON_CLASS[d] ?? ''}">
+          ${DECISION_TITLES[d]}
+        </button>`,
+    )}
+  </form>`;
+}
+
+function status(a: ConsoleApproval): Html {
+  const decided =
+    a.decision === undefined
+      ? html`No decision`
+      : html`${badge(DECISION_TITLES[a.decision], toneOf(a.decision))}${a.decidedAt === undefined ? '' : html` at ${formatTime(a.decidedAt)}`}`;
+  return html`<p>${decided}${a.outcome === undefined ? '' : html` · ${a.outcome}`}</p>`;
+}
+
+/** One approval: the facts, then the decision buttons while it is pending, else what became of it. */
+export function approvalCard(a: ConsoleApproval, base: string, headingLevel: 'h2' | 'h3' = 'h3'): Html {
+  const open = a.state === 'pending';
+  const title = html`Run <code>${shown(a.view.script)}</code> of skill <code>${shown(a.view.skill)}</code>?`;
+  const heading =
+    headingLevel === 'h2'
+      ? html`<h2 id="approval-${a.id}-title">${title}</h2>`
+      : html`<h3 id="approval-${a.id}-title">${title}</h3>`;
+  return html`<section class="card${open ? ' pending' : ''}" aria-labelledby="approval-${a.id}-title">
+    ${heading} ${approvalFacts(a, base)} ${open ? decisionForm(a, base) : status(a)}
+  </section>`;
+}

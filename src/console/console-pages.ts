@@ -1,0 +1,77 @@
+import { DECISION_TITLES } from '../gate/index.js';
+import type { CallDetail } from '../audit/types.js';
+import { approvalCard } from './approval-card.js';
+import type { ConsoleApproval } from './approval-queue.js';
+import { callDetail } from './call-detail-view.js';
+import { callsTable } from './calls-view.js';
+import { formatTime, shown } from './format.js';
+import { html, type Html } from './html.js';
+import { pageLayout } from './page-layout.js';
+
+const RECENT_DECISIONS = 10;
+
+function decided(list: ConsoleApproval[], base: string): Html {
+  const done = list.filter((a) => a.state !== 'pending').slice(0, RECENT_DECISIONS);
+  if (done.length === 0) return html`<p class="muted">None yet.</p>`;
+  return html`<ul class="plain">
+    ${done.map(
+      (a) =>
+        html`<li>
+          <a href="${base}/approvals/${a.id}"><code>${shown(a.view.skill)} / ${shown(a.view.script)}</code></a
+          >:
+          ${a.decision === undefined ? 'no decision' : DECISION_TITLES[a.decision]}${a.outcome === undefined ? '' : ` · ${a.outcome}`}
+          <span class="muted">(asked ${formatTime(a.askedAt)})</span>
+        </li>`,
+    )}
+  </ul>`;
+}
+
+/** Calls, or why the audit log could not be read. */
+export type CallsView = { ok: true; calls: CallDetail[] } | { ok: false };
+
+function callsSection(calls: CallsView, base: string): Html {
+  return calls.ok
+    ? callsTable(calls.calls, base)
+    : html`<p class="notice">The audit log could not be read; the server log has the details.</p>`;
+}
+
+/** The main page: approvals waiting, recent decisions, recent calls. Regions refresh while the page is open. */
+export function indexPage(base: string, approvals: ConsoleApproval[], calls: CallsView): string {
+  const pending = approvals.filter((a) => a.state === 'pending');
+  const body = html`<section id="pending" data-live aria-live="polite" aria-labelledby="pending-title">
+      <h2 id="pending-title">Waiting for your decision (${pending.length})</h2>
+      ${pending.length === 0 ? html`<p class="muted">Nothing is waiting for a decision. New requests appear here.</p>` : pending.map((a) => approvalCard(a, base))}
+    </section>
+    <section id="decided" data-live aria-labelledby="decided-title">
+      <h2 id="decided-title">Recent decisions</h2>
+      ${decided(approvals, base)}
+    </section>
+    <section id="calls" data-live aria-labelledby="calls-title">
+      <h2 id="calls-title">Recent calls</h2>
+      ${callsSection(calls, base)}
+    </section>`;
+  const title = pending.length === 0 ? 'Approvals' : `(${pending.length}) Approval needed`;
+  return pageLayout({ base, title, body });
+}
+
+/** One approval, the page the link in the client points to. */
+export function approvalPage(base: string, a: ConsoleApproval): string {
+  const body = html`<p><a href="${base}/">← All approvals and recent calls</a></p>
+    <div id="approval" data-live>${approvalCard(a, base, 'h2')}</div>`;
+  return pageLayout({ base, title: a.state === 'pending' ? 'Approval needed' : 'Approval', body });
+}
+
+export function callPage(base: string, d: CallDetail): string {
+  return pageLayout({ base, title: `Call ${d.call.callId.slice(0, 8)}`, body: callDetail(d, base) });
+}
+
+/** A short page for refusals and unknown ids (never echoes the request). */
+export function messagePage(base: string, title: string, text: string): string {
+  return pageLayout({
+    base,
+    title,
+    body: html`<h2>${title}</h2>
+      <p>${text}</p>
+      <p><a href="${base}/">Go to the approval console</a></p>`,
+  });
+}

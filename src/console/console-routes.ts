@@ -1,0 +1,137 @@
+import * as z from 'zod';
+import type { AuditStore } from '../audit/audit-store.js';
+import { APPROVAL_DECISIONS } from '../gate/index.js';
+import type { Logger } from '../log.js';
+import type { ApprovalQueue } from './approval-queue.js';
+import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from './assets.js';
+import { recentCalls } from './calls-view.js';
+import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';
+
+export interface RouteResponse {
+  status: number;
+  type: string;
+  body: string;
+  location?: string;
+}
+
+export interface RouteRequest {
+  method: 'GET' | 'HEAD' | 'POST';
+  /** The path after the secret, starting with `/`. */
+  path: string;
+  contentType?: string | undefined;
+  /** The POST body (already size-capped). */
+  body?: string;
+}
+
+export interface RouteDeps {
+  /** `/<secret>`: the prefix of every link. */
+  base: string;
+  queue: ApprovalQueue;
+  audit: () => Promise<AuditStore>;
+  log: Logger;
+  /** Called on every page view (the console uses it to tell whether a page is open). */
+  onPageView: () => void;
+}
+
+/** The decision form, as posted. */
+export const DecisionFormSchema = z.strictObject({
+  csrf: z.string().min(1).max(200).describe('The token bound to this approval, from the form'),
+  decision: z.enum(APPROVAL_DECISIONS).describe('The button pressed'),
+});
+
+const RECENT_CALLS = 25;
+const ID = /^[A-Za-z0-9_-]{1,64}$/;
+const CALL_ID = /^[A-Za-z0-9_.:-]{1,128}$/;
+
+const page = (status: number, body: string): RouteResponse => ({
+  status,
+  type: 'text/html; charset=utf-8',
+  body,
+});
+
+/** Routes one console request that passed the guard. GET and HEAD never change anything. */
+export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<RouteResponse> {
+  const { base, queue } = deps;
+  const parts = req.path.split('/').slice(1);
+  if (req.method === 'POST') {
+    if (parts[0] === 'approvals' && parts.length === 2 && ID.test(parts[1] ?? '')) {
+      return decide(parts[1]!, req, deps);
+    }
+    return page(405, messagePage(base, 'Not allowed', 'Only the decision form can be posted.'));
+  }
+  if (req.path === '/console.css') return { status: 200, type: 'text/css; charset=utf-8', body: CONSOLE_CSS };
+  if (req.path === '/console.js')
+    return { status: 200, type: 'text/javascript; charset=utf-8', body: CONSOLE_JS };
+  if (req.path === '/icon.svg') return { status: 200, type: 'image/svg+xml', body: CONSOLE_ICON };
+  deps.onPageView();
+  if (req.path === '/') return page(200, indexPage(base, queue.list(), await calls(deps)));
+  if (parts[0] === 'approvals' && parts.length === 2) {
+    const a = ID.test(parts[1] ?? '') ? queue.get(parts[1]!) : undefined;
+    if (a === undefined) {
+      return page(
+        404,
+        messagePage(base, 'Unknown approval', 'No such approval here (the server may have restarted).'),
+      );
+    }
+    return page(200, approvalPage(base, a));
+  }
+  if (parts[0] === 'calls' && parts.length === 2 && CALL_ID.test(parts[1] ?? '')) {
+    try {
+      const d = (await deps.audit()).getCall(parts[1]!);
+      if (d !== undefined) return page(200, callPage(base, d));
+    } catch (err) {
+      deps.log.warn({ err }, 'approval console could not read the audit log');
+    }
+    return page(404, messagePage(base, 'Unknown call', 'No such call in the audit log.'));
+  }
+  return page(404, messagePage(base, 'Not found', 'There is no such page in the approval console.'));
+}
+
+async function calls(deps: RouteDeps): Promise<CallsView> {
+  try {
+    return { ok: true, calls: recentCalls(await deps.audit(), RECENT_CALLS) };
+  } catch (err) {
+    deps.log.warn({ err }, 'approval console could not read the audit log');
+    return { ok: false };
+  }
+}
+
+async function decide(id: string, req: RouteRequest, deps: RouteDeps): Promise<RouteResponse> {
+  const { base, queue } = deps;
+  if (req.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/x-www-form-urlencoded') {
+    return page(
+      415,
+      messagePage(base, 'Not accepted', 'Decisions are sent by the form on the approval page.'),
+    );
+  }
+  const form = DecisionFormSchema.safeParse(Object.fromEntries(new URLSearchParams(req.body ?? '')));
+  if (!form.success) {
+    return page(
+      400,
+      messagePage(base, 'Not accepted', 'The form was incomplete. Reload the page and try again.'),
+    );
+  }
+  const result = await queue.decide(id, form.data.csrf, form.data.decision);
+  switch (result) {
+    case 'decided':
+      deps.log.info({ approval: id, decision: form.data.decision }, 'console decision');
+      return {
+        status: 303,
+        type: 'text/plain; charset=utf-8',
+        body: 'See Other',
+        location: `${base}/approvals/${id}`,
+      };
+    case 'bad_token':
+      return page(
+        403,
+        messagePage(base, 'Not accepted', 'This form does not belong to that approval. Reload the page.'),
+      );
+    case 'not_pending':
+      return page(
+        409,
+        messagePage(base, 'Already decided', 'This approval is no longer waiting for a decision.'),
+      );
+    case 'unknown':
+      return page(404, messagePage(base, 'Unknown approval', 'No such approval here.'));
+  }
+}

@@ -1,0 +1,5 @@
+/** The approval console (issue 6): a local web page for approvals when the client cannot ask, and the audit trail. */
+export * from './approval-queue.js';
+export * from './open-browser.js';
+export * from './request-key.js';
+export * from './start-approval-console.js';

@@ -1,0 +1,68 @@
+import { randomBytes } from 'node:crypto';
+import type { AuditStore } from '../audit/audit-store.js';
+import type { Logger } from '../log.js';
+import type { Runner } from '../runner/runner-types.js';
+import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from './approval-queue.js';
+import { routeConsole } from './console-routes.js';
+import { startConsoleServer } from './console-server.js';
+
+/** The approval console (issue 6): a local page where a person decides when the client cannot ask. */
+export interface ApprovalConsole {
+  /** `http://127.0.0.1:PORT/SECRET/`: whoever has it can decide; share it only with the person. */
+  readonly url: string;
+  readonly queue: ApprovalQueue;
+  /** The page of one approval (the link sent to the client). */
+  approvalUrl(a: ConsoleApproval): string;
+  /** A new approval is waiting: opens the console in the browser unless a console page is open. */
+  announce(a: ConsoleApproval): void;
+  close(): Promise<void>;
+}
+
+export interface ApprovalConsoleOptions {
+  runner: Runner;
+  /** The audit log, for the recent-calls view (opened on first need). */
+  audit: () => Promise<AuditStore>;
+  log: Logger;
+  /** Opens a URL in the person's browser; omit to never open one (tests, `console_open_browser: false`). */
+  openBrowser?: (url: string) => void;
+  now?: () => number;
+}
+
+/** An open console page re-fetches itself every 2 s: one seen this recently counts as open (no new tab). */
+const PAGE_OPEN_MS = 6_000;
+/** At most one browser tab per this long, however many approvals arrive. */
+const OPEN_EVERY_MS = 30_000;
+
+/** Starts the console's listener on 127.0.0.1 with a fresh secret. */
+export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promise<ApprovalConsole> {
+  const { log } = opts;
+  const now = opts.now ?? Date.now;
+  const secret = randomBytes(32).toString('base64url');
+  const base = `/${secret}`;
+  const queue = createApprovalQueue({ runner: opts.runner, log, now });
+  let lastView = -Infinity;
+  let lastOpen = -Infinity;
+  const server = await startConsoleServer({
+    secret,
+    log,
+    route: (req) =>
+      routeConsole(req, { base, queue, audit: opts.audit, log, onPageView: () => (lastView = now()) }),
+  });
+  const approvalUrl = (a: ConsoleApproval) => `${server.url}approvals/${a.id}`;
+  return {
+    url: server.url,
+    queue,
+    approvalUrl,
+    announce(a) {
+      const t = now();
+      if (opts.openBrowser === undefined || t - lastView < PAGE_OPEN_MS || t - lastOpen < OPEN_EVERY_MS)
+        return;
+      lastOpen = t;
+      opts.openBrowser(approvalUrl(a));
+    },
+    async close() {
+      queue.close();
+      await server.close();
+    },
+  };
+}

@@ -1,0 +1,118 @@
+import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
+import { requestKey, type ApprovalConsole, type ConsoleApproval } from '../console/index.js';
+import { refused, type CallResult } from '../runner/call-result.js';
+import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallContext, Runner } from '../runner/runner-types.js';
+import type { ServerDeps } from './server-deps.js';
+
+/** While a call waits for the console, progress every this often (keeps clients that reset on progress waiting). */
+const HEARTBEAT_MS = 15_000;
+
+const NO_LONGER_PENDING = refused(
+  'denied',
+  'This approval is no longer pending: it timed out or its session ended. Nothing was run. Call the tool again to ask anew.',
+  'APPROVAL_DENIED',
+);
+
+/** Progress for one request, with a counter so values always increase across the wait and the run. */
+function progressSender(ctx: ServerContext): ((message: string) => Promise<void>) | undefined {
+  const token = ctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return undefined;
+  let n = 0;
+  return (message) =>
+    ctx.mcpReq
+      .notify({ method: 'notifications/progress', params: { progressToken: token, progress: ++n, message } })
+      .catch(() => undefined);
+}
+
+/** The answer when the wait ends before the person decided: actionable, and the approval stays open. */
+function pendingResult(a: ConsoleApproval, link: string, timeoutMs: number): CallToolResult {
+  const target = `${a.view.skill}/${a.view.script}`;
+  const text = [
+    `Approval pending: skills-mcp is waiting for the user to approve or deny running ${target}. Nothing has run yet.`,
+    `The user decides in the skills-mcp approval console: ${link}`,
+    'Ask the user to decide there, then call this tool again with exactly the same arguments to get the result ' +
+      '(the decision is kept for that call; calling again before they decide waits for the decision again). ' +
+      `The request expires ${Math.round(timeoutMs / 1000)} s after it was made.`,
+  ].join('\n');
+  return {
+    isError: true,
+    content: [{ type: 'text', text }],
+    _meta: {
+      'skills-mcp/call_id': a.callId,
+      'skills-mcp/status': 'approval_pending',
+      'skills-mcp/code': 'APPROVAL_PENDING',
+      'skills-mcp/approval_url': link,
+    },
+  };
+}
+
+/**
+ * A gated call from a client that cannot show the approval form, with the approval console as the approver.
+ * A retry of a request still known to the console continues that call (same call id, same approval key): it runs
+ * a kept approval, gets a refusal recorded meanwhile, or waits again. Otherwise the runner begins a new call; when
+ * it asks, the console shows it, the client gets a progress notification and a log message with the link, and
+ * the request waits up to `console_wait_ms` (under common client timeouts) before answering "pending".
+ */
+export async function consoleCall(
+  deps: ServerDeps & { runner: Runner; console: ApprovalConsole },
+  req: CallRequest,
+  ctx: ServerContext,
+  base: CallContext,
+  toResult: (r: CallResult) => CallToolResult,
+): Promise<CallToolResult> {
+  const { runner, console: con, config } = deps;
+  const send = progressSender(ctx);
+  const cc: CallContext = {
+    ...base,
+    canAsk: true,
+    channel: 'console',
+    ...(send === undefined ? {} : { progress: (_p: number, message: string) => send(message) }),
+  };
+  const key = requestKey(req);
+  let a = con.queue.retryOf(key);
+  if (a !== undefined) {
+    const claim = await con.queue.claim(a);
+    if (claim.kind === 'result') return toResult(claim.result);
+    if (claim.kind === 'run') {
+      const r = await runner.resume(a.callId, req.session, claim.answer, cc);
+      con.queue.finish(a, r);
+      return toResult(r);
+    }
+    if (claim.kind === 'none') a = undefined;
+  }
+  if (a === undefined) {
+    const begun = await runner.begin(req, cc);
+    if (begun.kind === 'done') return toResult(begun.result);
+    a = con.queue.add({ callId: begun.callId, session: req.session, requestKey: key, view: begun.view });
+    con.announce(a);
+  }
+  const link = con.approvalUrl(a);
+  const target = `${a.view.skill}/${a.view.script}`;
+  void send?.(`Waiting for approval of ${target} in the skills-mcp approval console: ${link}`);
+  void ctx.mcpReq
+    .log('notice', `Approval needed to run ${target}: open ${link} to approve or deny it.`, 'skills-mcp')
+    .catch(() => undefined);
+  const heartbeat =
+    send === undefined
+      ? undefined
+      : setInterval(() => void send(`Still waiting for approval of ${target}: ${link}`), HEARTBEAT_MS);
+  heartbeat?.unref();
+  const wake = await con.queue
+    .wait(a, { holdMs: config.approval.console_wait_ms, signal: ctx.mcpReq.signal })
+    .finally(() => clearInterval(heartbeat));
+  switch (wake.kind) {
+    case 'released':
+      return pendingResult(a, link, config.approval.timeout_ms);
+    case 'closed':
+      return toResult(wake.result ?? NO_LONGER_PENDING);
+    case 'answer':
+    case 'aborted': {
+      // The client cancelling the request is a cancelled approval, as with elicitation.
+      const answer = wake.kind === 'answer' ? wake.answer : ({ action: 'cancel' } as const);
+      const r = await runner.resume(a.callId, req.session, answer, cc);
+      con.queue.finish(a, r, wake.kind === 'aborted' ? 'cancelled by the client; not run' : undefined);
+      return toResult(r);
+    }
+  }
+}

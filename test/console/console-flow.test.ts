@@ -1,0 +1,147 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/stdio-client.js';
+import { consoleConfig, startConsoleServer, textOf, type ConsoleServer } from './helpers/console-server.js';
+import { postDecision, rawRequest } from './helpers/raw-request.js';
+
+/** The console's answers to a client that cannot elicit, decided with plain HTTP POSTs as the page sends them. */
+describe('approval console: waiting, retries and timeouts (stdio, built binary)', () => {
+  let s: ConsoleServer | undefined;
+  afterEach(async () => {
+    await s?.close();
+    s = undefined;
+  });
+
+  it('lets a retry made before the decision wait for it, and runs the one call that asked', async () => {
+    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000 }) });
+    const first = await s.call({ text: 'again' }).result;
+    expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+    const retry = s.call({ text: 'again' });
+    expect((await postDecision(await retry.link, 'approved')).status).toBe(303);
+    const r = await retry.result;
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(r._meta?.['skills-mcp/call_id']).toBe(first._meta?.['skills-mcp/call_id']);
+    expect(s.decisions()).toEqual(['ok:approved:user:console']);
+  });
+
+  it('hands a denial made while no request waited to the retry once; the next call asks anew', async () => {
+    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000 }) });
+    const first = await s.call().result;
+    const link = first._meta?.['skills-mcp/approval_url'] as string;
+    expect((await postDecision(link, 'denied')).status).toBe(303);
+    const retry = await s.call().result;
+    expect(textOf(retry)).toMatch(/user denied running echo\/scripts\/main\.py/);
+    expect(retry._meta?.['skills-mcp/call_id']).toBe(first._meta?.['skills-mcp/call_id']);
+    const third = await s.call().result;
+    expect(third._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+    expect(third._meta?.['skills-mcp/call_id']).not.toBe(first._meta?.['skills-mcp/call_id']);
+    expect(s.decisions()).toEqual(['denied:denied:user:console', 'requested:-:-:console']);
+  });
+
+  it('records a timeout with channel console when nobody decides, and the page says so', async () => {
+    s = await startConsoleServer({ config: consoleConfig({ waitMs: 20_000, timeoutMs: 1000 }) });
+    const pending = s.call();
+    const link = await pending.link;
+    const r = await pending.result;
+    expect(textOf(r)).toMatch(/No one answered the approval request/);
+    expect(s.decisions()).toEqual(['denied:denied:timeout:console']);
+    const page = await rawRequest(link);
+    expect(page.body).toContain('no decision in time; not run');
+    expect(page.body).not.toContain('name="csrf"');
+  });
+
+  it('finishes an approved call the client never came back for as cancelled, without running it', async () => {
+    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000, timeoutMs: 2500 }) });
+    const first = await s.call().result;
+    expect((await postDecision(first._meta?.['skills-mcp/approval_url'] as string, 'approved')).status).toBe(
+      303,
+    );
+    await waitFor(
+      () => s!.decisions()[0] !== 'requested:approved:user:console',
+      10_000,
+      'the approval to lapse',
+    );
+    expect(s.decisions()).toEqual(['cancelled:approved:user:console']);
+    const row = s.withAudit((a) => a.listCalls()[0]!);
+    expect(row.startedEventId).toBeNull();
+  });
+
+  it('records a cancelled approval when the client cancels the waiting request', async () => {
+    s = await startConsoleServer();
+    const abort = new AbortController();
+    const pending = s.call({ text: 'hi' }, 'echo', abort.signal);
+    const link = await pending.link;
+    abort.abort();
+    await expect(pending.result).rejects.toThrow();
+    await waitFor(() => s!.decisions()[0] === 'denied:denied:cancelled:console', 10_000, 'the cancel');
+    const page = await rawRequest(link);
+    expect(page.body).toContain('cancelled by the client');
+  });
+
+  it('sends the link as an MCP log message to a 2025-era client', async () => {
+    s = await startConsoleServer({ era: 'legacy' });
+    const pending = s.call();
+    const link = await pending.link;
+    await waitFor(() => s!.logs.length > 0, 5000, 'a log message');
+    expect(s.logs[0]).toMatchObject({ level: 'notice', logger: 'skills-mcp' });
+    expect(JSON.stringify(s.logs[0])).toContain(link);
+    await postDecision(link, 'denied');
+    await pending.result;
+  });
+
+  it('never shows long or secret-looking input values, or env values, on its pages', async () => {
+    const token = 'sk-live-0123456789abcdefABCDEF';
+    const long = 'L'.repeat(41);
+    s = await startConsoleServer({ env: { SECRET_TOKEN: 'env-canary-5b1f0e' } });
+    const pending = s.call({ text: token, note: long });
+    const link = await pending.link;
+    const before = await rawRequest(link);
+    expect(before.body).toContain('(hidden: secret-looking value)');
+    expect(before.body).toContain('(hidden: 41 characters)');
+    expect((await postDecision(link, 'approved')).status).toBe(303);
+    expect((await pending.result).isError).toBeFalsy();
+    const callId = s.withAudit((a) => a.listCalls()[0]!.callId);
+    const pages = [
+      before.body,
+      (await rawRequest(s.base)).body,
+      (await rawRequest(`${s.base}calls/${callId}`)).body,
+    ];
+    for (const body of pages) {
+      expect(body).not.toContain(token);
+      expect(body).not.toContain(long);
+      expect(body).not.toContain('env-canary-5b1f0e');
+    }
+  });
+
+  it('shows the risk level and the scan findings of a high-risk skill', async () => {
+    s = await startConsoleServer();
+    const pending = s.call({}, 'risky');
+    const link = await pending.link;
+    const page = (await rawRequest(link)).body;
+    expect(page).toContain('HIGH');
+    expect(page).toMatch(/\.ssh/);
+    await postDecision(link, 'denied');
+    expect((await pending.result).isError).toBe(true);
+  });
+
+  it('refuses a decision POST that is not the form (wrong type, missing fields) and keeps the approval open', async () => {
+    s = await startConsoleServer();
+    const pending = s.call();
+    const link = await pending.link;
+    const origin = new URL(link).origin;
+    const json = await rawRequest(link, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/json' },
+      body: '{"decision":"approved"}',
+    });
+    expect(json.status).toBe(415);
+    const partial = await rawRequest(link, {
+      method: 'POST',
+      headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'decision=approved',
+    });
+    expect(partial.status).toBe(400);
+    expect(s.decisions()).toEqual(['requested:-:-:console']);
+    await postDecision(link, 'denied');
+    expect((await pending.result).isError).toBe(true);
+  });
+});
