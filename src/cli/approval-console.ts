@@ -1,5 +1,5 @@
 import type { Config } from '../config/config-schema.js';
-import { createBrowserOpener, startApprovalConsole, type ApprovalConsole } from '../console/index.js';
+import type { ApprovalConsole } from '../console/index.js';
 import type { Logger } from '../log.js';
 import type { Services } from './create-services.js';
 import type { CliIo } from './io.js';
@@ -24,6 +24,8 @@ export async function startConsoleIfEnabled(
   services: Services,
 ): Promise<{ console: ApprovalConsole; close: () => Promise<void> } | undefined> {
   if (!consoleEnabled(config, io, process.platform)) return undefined;
+  // Loaded only when the console is on: it stays off the start-up path otherwise.
+  const { createBrowserOpener, startApprovalConsole } = await import('../console/index.js');
   const opener = config.approval.console_open_browser
     ? createBrowserOpener({ log, platform: process.platform })
     : undefined;

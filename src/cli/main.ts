@@ -1,9 +1,6 @@
 import { resolveAuditPath, takeGlobalFlags } from './audit-path.js';
-import { runClientConfig } from './client-config.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
-import { runLint } from './lint.js';
-import { runList } from './list.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { runServe } from './serve.js';
 import { packageVersion } from './version.js';
@@ -21,12 +18,13 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
   }
   try {
     switch (first) {
+      // Each command's module is loaded when it runs, so `serve` starts without the others.
       case 'lint':
-        return runLint(rest, io);
+        return (await import('./lint.js')).runLint(rest, io);
       case 'list':
-        return runList(rest, io);
+        return (await import('./list.js')).runList(rest, io);
       case 'config':
-        return runClientConfig(rest, io);
+        return (await import('./client-config.js')).runClientConfig(rest, io);
       case 'audit': {
         const { rest: auditArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
