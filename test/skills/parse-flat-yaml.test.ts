@@ -21,6 +21,13 @@ function rng(seed: number) {
 }
 
 describe('the flat frontmatter fast path', () => {
+  it('reads quoted values and one-level maps as the yaml package does', () => {
+    const raw =
+      '\nname: pdf\ndescription: "Fill forms: fast, # not a comment"\nlicense: MIT\nmetadata:\n  author: someone\n  version: \'1.0\'\n';
+    expect(parseFlatYaml(raw)).toEqual(parseYaml(raw));
+    expect(parseFlatYaml(raw)).toMatchObject({ metadata: { author: 'someone', version: '1.0' } });
+  });
+
   it('agrees with the yaml package on every value it accepts (seeded fuzz, 20,000 inputs)', () => {
     const rand = rng(42);
     const alphabet = [
@@ -63,14 +70,24 @@ describe('the flat frontmatter fast path', () => {
       ' #',
     ];
     let accepted = 0;
+    const value = () => {
+      let v = '';
+      const len = Math.floor(rand() * 8);
+      for (let j = 0; j < len; j++) v += alphabet[Math.floor(rand() * alphabet.length)];
+      const wrap = rand();
+      return wrap < 0.15 ? `"${v}"` : wrap < 0.25 ? `'${v}'` : v;
+    };
     for (let n = 0; n < 20_000; n++) {
       const lines: string[] = [];
       const count = 1 + Math.floor(rand() * 3);
       for (let i = 0; i < count; i++) {
-        let v = '';
-        const len = Math.floor(rand() * 8);
-        for (let j = 0; j < len; j++) v += alphabet[Math.floor(rand() * alphabet.length)];
-        lines.push(`${['name', 'description', 'k-1', 'x_y'][i]}: ${v}`);
+        const key = ['name', 'description', 'k-1', 'x_y'][i]!;
+        if (rand() < 0.2) {
+          lines.push(`${key}:`);
+          const children = Math.floor(rand() * 3);
+          for (let c = 0; c < children; c++)
+            lines.push(`${rand() < 0.1 ? ' ' : '  '}${['a', 'b-c', 'd_e'][c]}: ${value()}`);
+        } else lines.push(`${key}: ${value()}`);
       }
       const raw = `\n${lines.join('\n')}\n`;
       const fast = parseFlatYaml(raw);
@@ -108,8 +125,9 @@ describe('the flat frontmatter fast path', () => {
   });
 
   it.each([
-    ['a nested map', '\nname: x\nmetadata:\n  a: b\n'],
-    ['a quoted value', '\nname: "x"\n'],
+    ['a map nested two levels', '\nname: x\nmetadata:\n  a:\n    b: c\n'],
+    ['an empty map', '\nname: x\nmetadata:\n'],
+    ['a quoted value with an escape', '\nname: "x\\ty"\n'],
     ['a number', '\nversion: 2\n'],
     ['a boolean word', '\nnetwork: yes\n'],
     ['a comment line', '\n# note\nname: x\n'],
