@@ -133,12 +133,15 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   it('denies with JavaScript turned off (a plain form POST)', async () => {
     s = await startConsoleServer();
     const pending = s.call();
-    const { page, errors } = await open(await pending.link, { javaScriptEnabled: false });
+    const link = await pending.link;
+    const { page, errors } = await open(link, { javaScriptEnabled: false });
     await page.getByRole('button', { name: 'Deny', exact: true }).click();
     const r = await pending.result;
     expect(r.isError).toBe(true);
     expect(textOf(r)).toMatch(/user denied running echo\/scripts\/main\.py/);
-    await page.reload();
+    // Let the form POST's own navigation finish, then load the page afresh (a reload could race it).
+    await page.waitForLoadState('load');
+    await page.goto(link);
     await page.getByText('refused; not run').waitFor();
     expect(s.decisions()).toEqual(['denied:denied:user:console']);
     expect(errors).toEqual([]);
