@@ -152,6 +152,7 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
+  log.info({ transport: 'stdio' }, 'ready');
   await serving.closed;
   await ctx.runner
     .endSession(session, reason)

@@ -33,7 +33,7 @@ describe('stdio server lifecycle', () => {
     });
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    while (!err.includes('skills loaded')) await new Promise((r) => setTimeout(r, 20));
+    while (!err.includes('"msg":"ready"')) await new Promise((r) => setTimeout(r, 20));
     child.kill(signal);
     const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);

@@ -1,37 +1,6 @@
-import { request } from 'node:http';
+import { rawRequest, type RawResponse } from '../../http/helpers/raw-request.js';
 
-export interface RawResponse {
-  status: number;
-  headers: Record<string, string | string[] | undefined>;
-  body: string;
-}
-
-/** One plain HTTP/1.1 request with full control of the headers (Host and Origin included), read to the end. */
-export function rawRequest(
-  url: string,
-  opts: { method?: string; headers?: Record<string, string>; body?: string } = {},
-): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      url,
-      { method: opts.method ?? 'GET', headers: opts.headers ?? {}, agent: false },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () =>
-          resolve({
-            status: res.statusCode ?? 0,
-            headers: res.headers,
-            body: Buffer.concat(chunks).toString('utf8'),
-          }),
-        );
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(opts.body);
-  });
-}
+export { rawRequest, type RawResponse };
 
 /** The decision form's token on an approval page. */
 export const csrfOf = (html: string): string => {
