@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approval-vocabulary.js';
 import type { EventType } from './event-types.js';
 
 /*
@@ -48,25 +49,9 @@ export const JsonValueSchema: z.ZodType<JsonValue> = z.lazy(() =>
   ]),
 );
 
-export const ApprovalDecisionSchema = z
-  .enum(['approved', 'approved_for_session', 'denied', 'abort'])
-  .describe('What was decided for the call');
+export const ApprovalDecisionSchema = z.enum(APPROVAL_DECISIONS).describe('What was decided for the call');
 export const ApprovalReasonSchema = z
-  .enum([
-    'user',
-    'cached',
-    'rules',
-    'declined',
-    'cancelled',
-    'timeout',
-    'invalid_response',
-    'elicitation_error',
-    'loop_guard',
-    'session_aborted',
-    'no_approver',
-    'server_restart',
-    'session_ended',
-  ])
+  .enum([...DECISION_REASONS, ...CLOSING_REASONS])
   .describe('Why: the source of the decision');
 export const ApprovalChannelSchema = z
   .enum(['elicitation', 'console', 'terminal', 'rules', 'session', 'none'])

@@ -1,6 +1,9 @@
 /** The decisions a person can give, and why a call ended up approved or refused (DESIGN §7). */
 
-export const APPROVAL_DECISIONS = ['approved', 'approved_for_session', 'denied', 'abort'] as const;
+import { APPROVAL_DECISIONS, DECISION_REASONS } from '../approval-vocabulary.js';
+
+export { APPROVAL_DECISIONS, DECISION_REASONS };
+
 export type ApprovalDecision = (typeof APPROVAL_DECISIONS)[number];
 
 /** Titles shown in the approval form, in display order. */
@@ -11,24 +14,6 @@ export const DECISION_TITLES: Readonly<Record<ApprovalDecision, string>> = {
   abort: 'Deny and stop all skill runs in this session',
 };
 
-export const DECISION_REASONS = [
-  /** A person answered the form. */
-  'user',
-  /** An `approved_for_session` grant for the same key. */
-  'cached',
-  /** The policy decided without asking (allow or deny rule, mode, high_risk, fallback rules-only). */
-  'rules',
-  'declined',
-  'cancelled',
-  'timeout',
-  'invalid_response',
-  'elicitation_error',
-  /** The key was denied `loop_guard` times in this session. */
-  'loop_guard',
-  'session_aborted',
-  /** Approval was needed and nobody could be asked (fallback `deny`). */
-  'no_approver',
-] as const;
 export type DecisionReason = (typeof DECISION_REASONS)[number];
 
 /** What the gate decided for one call that needed approval (the `approval_decided` payload, minus the key). */

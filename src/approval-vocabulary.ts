@@ -1,0 +1,29 @@
+/**
+ * The words of an approval, shared by the gate (which decides) and the audit log (which records): one list each,
+ * so the two can never drift apart.
+ */
+
+/** What a person (or the policy) can decide for a call. */
+export const APPROVAL_DECISIONS = ['approved', 'approved_for_session', 'denied', 'abort'] as const;
+
+export const DECISION_REASONS = [
+  /** A person answered the form. */
+  'user',
+  /** An `approved_for_session` grant for the same key. */
+  'cached',
+  /** The policy decided without asking (allow or deny rule, mode, high_risk, fallback rules-only). */
+  'rules',
+  'declined',
+  'cancelled',
+  'timeout',
+  'invalid_response',
+  'elicitation_error',
+  /** The key was denied `loop_guard` times in this session. */
+  'loop_guard',
+  'session_aborted',
+  /** Approval was needed and nobody could be asked (fallback `deny`). */
+  'no_approver',
+] as const;
+
+/** Reasons only the audit log writes: approvals left pending when the server or the session ended. */
+export const CLOSING_REASONS = ['server_restart', 'session_ended'] as const;
