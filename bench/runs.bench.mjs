@@ -4,6 +4,8 @@
 // the real server over stdio — policy, bundle hashing, audit events with synchronous=FULL, the bubblewrap sandbox and
 // output collection — interleaved with running the same script directly from Node (spawn python3, input on stdin).
 // Reports medians and the overhead; target: ≤ 25 ms median overhead over direct spawn on this machine.
+// Every sample starts after a quiet pause (SETTLE_MS), so neither side pays for the other's aftermath: the server
+// tidies up after a run (releases its cgroup, pre-spawns the next sandbox launcher) a moment after answering.
 // Writes bench/results/runs.json. Needs a built dist/ (`npm run bench` builds first). BENCH_RUNS (default 40).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -11,6 +13,7 @@ import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import process from 'node:process';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
@@ -19,6 +22,7 @@ const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
 const WARMUP = 5;
+const SETTLE_MS = 100;
 const script = join(repo, 'skills', 'csv-stats', 'scripts', 'main.py');
 const input = readFileSync(join(repo, 'skills', 'csv-stats', 'assets', 'example-input.json'), 'utf8');
 
@@ -33,7 +37,8 @@ const python = spawnSync('python3', ['-c', 'import os, sys; print(os.path.realpa
   encoding: 'utf8',
 }).stdout.trim();
 
-function direct() {
+async function direct() {
+  await sleep(SETTLE_MS);
   return new Promise((res, rej) => {
     const t0 = performance.now();
     const child = spawn(python, [script], { stdio: ['pipe', 'pipe', 'inherit'] });
@@ -75,6 +80,7 @@ try {
   await client.connect(transport);
   const args = JSON.parse(input);
   const viaServer = async () => {
+    await sleep(SETTLE_MS);
     const t0 = performance.now();
     const r = await client.callTool({ name: 'csv-stats', arguments: args });
     if (r.isError) throw new Error(`server run failed: ${r.content[0]?.text}`);

@@ -1,6 +1,15 @@
 import { createHash } from 'node:crypto';
-import { constants } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import {
+  closeSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFile,
+  readFileSync,
+} from 'node:fs';
+import { promisify } from 'node:util';
 import { join } from 'node:path';
 
 export interface Artifact {
@@ -38,21 +47,26 @@ export const DEFAULT_COLLECT_LIMITS: CollectLimits = {
  * Reads a regular file without following links: O_NOFOLLOW refuses a symlink at the last component, fstat refuses
  * anything that is not a regular file with a single link (a hard link could alias a host file).
  */
+const readFd = promisify(readFile) as (fd: number) => Promise<Buffer>;
+
+/** Files up to this size are read synchronously (cheaper than a thread-pool round trip); larger ones are not. */
+const SYNC_READ_BYTES = 1 << 20;
+
 async function readPlainFile(path: string, maxBytes: number): Promise<Buffer | string> {
-  let fh;
+  let fd;
   try {
-    fh = await open(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(path, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'ELOOP' ? 'symlink' : 'unreadable';
   }
   try {
-    const st = await fh.stat();
+    const st = fstatSync(fd);
     if (!st.isFile()) return 'not a regular file';
     if (st.nlink > 1) return 'hard link';
     if (st.size > maxBytes) return `over ${maxBytes} bytes`;
-    return await fh.readFile();
+    return st.size <= SYNC_READ_BYTES ? readFileSync(fd) : await readFd(fd);
   } finally {
-    await fh.close();
+    closeSync(fd);
   }
 }
 
@@ -89,7 +103,7 @@ export async function collectOutput(
   const walk = async (dir: string, rel: string): Promise<void> => {
     let entries;
     try {
-      entries = await readdir(dir, { withFileTypes: true });
+      entries = readdirSync(dir, { withFileTypes: true });
     } catch {
       return;
     }
@@ -97,7 +111,7 @@ export async function collectOutput(
     for (const e of entries) {
       const childRel = rel === '' ? e.name : `${rel}/${e.name}`;
       const abs = join(dir, e.name);
-      const st = await lstat(abs);
+      const st = lstatSync(abs);
       if (st.isDirectory()) {
         await walk(abs, childRel);
         continue;

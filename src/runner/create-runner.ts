@@ -28,7 +28,7 @@ import { refused, type CallResult } from './call-result.js';
 import { entryInputOf, type EntryInput } from './entry-input.js';
 import type { ExecuteDeps } from './execute-call.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
-import { runApproved } from './run-approved.js';
+import { runApproved, type Unwritten } from './run-approved.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
@@ -147,8 +147,9 @@ export function createRunner(deps: RunnerDeps): Runner {
     call: PreparedCall,
     callId: string,
     ctx: CallContext,
+    before?: Unwritten,
   ) => {
-    const { result, filesDir } = await runApproved(audit, s.info.id, call, callId, ctx, await exec());
+    const { result, filesDir } = await runApproved(audit, s.info.id, call, callId, ctx, exec, before);
     if (filesDir !== undefined) outputs.set(callId, { sessionId: s.info.id, filesDir });
     return result;
   };
@@ -201,7 +202,8 @@ export function createRunner(deps: RunnerDeps): Runner {
       config: config.approval,
     });
     if (gate.action === 'run') {
-      // Request, policy and decision in one transaction: nothing happens between them.
+      // Request, policy and decision go into tool_call_started's transaction (or the refusal's): nothing of the
+      // skill happens before it.
       const d = decisionEvents(
         s.gate,
         s.info.id,
@@ -210,8 +212,11 @@ export function createRunner(deps: RunnerDeps): Runner {
         gate.outcome,
         gate.outcome.reason === 'cached' ? 'session' : 'rules',
       );
-      commit(audit, s, [...head, ...d.events], d.apply);
-      return { kind: 'done', result: await run(audit, s, call, callId, ctx) };
+      const before = {
+        events: [...head, ...d.events],
+        written: () => d.apply.forEach((ev) => s.gate.apply(ev)),
+      };
+      return { kind: 'done', result: await run(audit, s, call, callId, ctx, before) };
     }
     if (gate.action === 'refuse') {
       const { reason } = gate.outcome;

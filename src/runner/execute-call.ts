@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config-schema.js';
 import { SkillsError } from '../errors.js';
@@ -49,7 +49,7 @@ export interface Launch {
  * Nothing is spawned here.
  */
 export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Promise<Launch> {
-  const now = await hashBundle(call.skill.dir);
+  const now = hashBundle(call.skill.dir);
   if (now.sha256 !== call.bundle.sha256) {
     throw new SkillsError(
       'STALE_BINDING',
@@ -70,12 +70,13 @@ export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Prom
   const asked = call.skill.requests.sandboxProfile;
   const requested = asked === undefined ? undefined : await deps.profile(asked).catch(() => undefined);
   const profile = sandbox.resolveProfile(base, requested).profile;
-  await mkdir(deps.runsDir, { recursive: true, mode: 0o711 });
+  // Small local writes: synchronous (cheaper than thread-pool round trips on the call path).
+  mkdirSync(deps.runsDir, { recursive: true, mode: 0o711 });
   const outDir = await sandbox.createOutputDir(deps.runsDir);
   const filesDir = join(outDir, 'files');
   const inputJson = canonicalJson(call.input ?? {}, { allowFloats: true });
   const inputFile = join(outDir, 'input.json');
-  await writeFile(inputFile, inputJson, { mode: 0o644 });
+  writeFileSync(inputFile, inputJson, { mode: 0o644 });
   const limits = profileLimits(profile);
   if (call.skill.requests.timeoutMs !== undefined)
     limits.wallTimeMs = Math.min(limits.wallTimeMs, call.skill.requests.timeoutMs);

@@ -87,7 +87,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     entry?.argparse !== undefined
       ? buildArgparseArgv(entry.argparse, (req.input ?? {}) as Record<string, unknown>)
       : [...(req.args ?? [])];
-  const bundle = await hashBundle(skill.dir);
+  const bundle = hashBundle(skill.dir);
   const bound = bindSkillCall(
     { skill: skill.name, script, bundleSha256: bundle.sha256, input: req.input, args },
     deps.config.approval.granularity,

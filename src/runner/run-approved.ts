@@ -1,5 +1,6 @@
 import type { AuditStore } from '../audit/audit-store.js';
 import type { FinishStatus } from '../audit/payload-schemas.js';
+import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, type SkillsError } from '../errors.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
@@ -8,10 +9,21 @@ import { prepareLaunch, runLaunch, type ExecuteDeps } from './execute-call.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { CallContext } from './runner-types.js';
 
+/** Events of a call not yet written: they share the transaction of the next event `runApproved` records. */
+export interface Unwritten {
+  events: AppendInput[];
+  /** Runs once they are durable (applies the gate events they record). */
+  written: () => void;
+}
+
+const NOTHING: Unwritten = { events: [], written: () => undefined };
+
 /**
  * Stages 5–8 for an approved call: re-check the binding and the sandbox, record `tool_call_started` (durable before
  * the spawn), run, collect, record `tool_call_finished` (durable before the answer). Returns the outcome and where
- * its files are.
+ * its files are. `before` (request, policy and decision of a call allowed without asking) is written in the same
+ * transaction as `tool_call_started` or the refusal: one fsync fewer, and preparing the launch (hashing, the per-call
+ * folder) is not a side effect a record must precede.
  */
 export async function runApproved(
   audit: AuditStore,
@@ -19,22 +31,29 @@ export async function runApproved(
   call: PreparedCall,
   callId: string,
   ctx: CallContext,
-  exec: ExecuteDeps,
+  execDeps: () => Promise<ExecuteDeps>,
+  before: Unwritten = NOTHING,
 ): Promise<{ result: CallResult; filesDir?: string }> {
   const started = Date.now();
+  const write = (ev: AppendInput) => {
+    audit.appendMany([...before.events, ev]);
+    before.written();
+  };
   let launch;
+  let exec;
   try {
+    exec = await execDeps();
     launch = await prepareLaunch(call, exec);
   } catch (e) {
     const code = isSkillsError(e) ? e.code : 'INTERNAL';
     const status: FinishStatus =
       code === 'STALE_BINDING' ? 'stale_binding' : code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
-    audit.append(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
+    write(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
     if (status === 'error') throw e;
     const err = e as SkillsError;
     return { result: refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId) };
   }
-  audit.append({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
   void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
   let finished;

@@ -147,8 +147,7 @@ export async function executeBwrap(
     launcher.child.discard();
     throw err;
   } finally {
-    // The tree is already gone ('close' means bwrap's init closed its stdio); removal can trail.
-    if (lease !== undefined) void lease.release();
-    host.launchers.refill();
+    // The tree is already gone ('close' means bwrap's init closed its stdio); cleanup can trail.
+    host.launchers.done(launcher);
   }
 }

@@ -1,4 +1,4 @@
-import { chmod, chown, mkdir, mkdtemp } from 'node:fs/promises';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
@@ -122,15 +122,16 @@ export function createSandbox(o: SandboxOptions): Sandbox {
     dispose: () => adapter.dispose(),
     loadProfile: (name) => loadProfile(profilesDir, name),
     resolveProfile,
-    async createOutputDir(parent = tmpdir()) {
-      const dir = await mkdtemp(join(parent, 'skills-mcp-out-'));
-      await chmod(dir, 0o700);
-      await mkdir(join(dir, 'files'), { mode: 0o700 });
+    // A few metadata syscalls on the call path: synchronous, as a thread-pool round trip per call costs more.
+    createOutputDir(parent = tmpdir()) {
+      const dir = mkdtempSync(join(parent, 'skills-mcp-out-'));
+      chmodSync(dir, 0o700);
+      mkdirSync(join(dir, 'files'), { mode: 0o700 });
       if (sandboxOwner !== undefined) {
-        await chown(dir, sandboxOwner.uid, sandboxOwner.gid);
-        await chown(join(dir, 'files'), sandboxOwner.uid, sandboxOwner.gid);
+        chownSync(dir, sandboxOwner.uid, sandboxOwner.gid);
+        chownSync(join(dir, 'files'), sandboxOwner.uid, sandboxOwner.gid);
       }
-      return dir;
+      return Promise.resolve(dir);
     },
   };
 }

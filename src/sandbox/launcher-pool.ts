@@ -16,10 +16,17 @@ export type LauncherIdentity = { uid: number; gid: number } | undefined;
 export interface LauncherPool {
   /** A ready launcher (spawned ahead of time) running as `as`, or a fresh one when none is ready. */
   take(as: LauncherIdentity): Promise<Launcher>;
-  /** Pre-spawns replacements. Call after a run ends, so spawning never competes with a running call. */
-  refill(): void;
+  /**
+   * A run on `launcher` (from `take`) ended. Its cgroup is released and a replacement is pre-spawned a moment
+   * later, off the path of the call's answer: on cgroup v1 a new launcher's move into its cgroup stalls every
+   * fork and exit on the machine for several ms.
+   */
+  done(launcher: Launcher): void;
   dispose(): Promise<void>;
 }
+
+/** How long after a run the pool waits before releasing its cgroup and pre-spawning a replacement. */
+const HOUSEKEEPING_DELAY_MS = 25;
 
 const keyOf = (as: LauncherIdentity) => (as === undefined ? 'self' : `${as.uid}:${as.gid}`);
 
@@ -41,6 +48,9 @@ export function createLauncherPool(o: {
   /** Every identity asked for so far (at most two: the server itself and the sandbox user). */
   const wanted = new Map<string, LauncherIdentity>([[keyOf(o.initial), o.initial]]);
   let disposed = false;
+  /** Leases of finished runs, released at the next housekeeping. */
+  const spent: CgroupLease[] = [];
+  let housekeeping: NodeJS.Timeout | undefined;
 
   async function spawnOne(as: LauncherIdentity): Promise<Launcher> {
     const lease = await o.cgroups?.take();
@@ -86,9 +96,22 @@ export function createLauncherPool(o: {
     }
   }
 
+  function housekeep(): void {
+    housekeeping = undefined;
+    for (const lease of spent.splice(0)) void lease.release();
+    refill();
+  }
+
   refill();
   return {
-    refill,
+    done(l) {
+      if (l.lease !== undefined) spent.push(l.lease);
+      // Not pushed back by later runs: under steady load the pool still refills every few ms.
+      if (housekeeping === undefined && !disposed) {
+        housekeeping = setTimeout(housekeep, HOUSEKEEPING_DELAY_MS);
+        housekeeping.unref();
+      }
+    },
     async take(as) {
       const key = keyOf(as);
       wanted.set(key, as);
@@ -98,7 +121,8 @@ export function createLauncherPool(o: {
     },
     async dispose() {
       disposed = true;
-      await Promise.all(pending.keys());
+      clearTimeout(housekeeping);
+      await Promise.all([...spent.splice(0).map((l) => l.release()), ...pending.keys()]);
       for (const l of idle.splice(0)) discard(l);
     },
   };

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { canonicalJson } from '../canonical-json.js';
 import { listSkillFiles } from './list-skill-files.js';
@@ -21,15 +21,15 @@ const sha256 = (data: Uint8Array | string): string => createHash('sha256').updat
 /**
  * Hashes a skill folder as it is on disk now (the files are listed again, so an added or removed file changes the
  * hash). `bundle_sha256` = sha256 of canonical JSON `[{path, sha256, mode}]`, sorted by POSIX path.
+ * Synchronous like the listing: a bundle is a few small files, read twice per call (binding, then just before the
+ * spawn), and a thread-pool round trip per file would cost more than the reads.
  */
-export async function hashBundle(dir: string): Promise<Bundle> {
+export function hashBundle(dir: string): Bundle {
   const { files } = listSkillFiles(dir);
-  const entries = await Promise.all(
-    files.map(async (f) => ({
-      path: f.path,
-      sha256: sha256(await readFile(join(dir, f.path))),
-      mode: f.mode,
-    })),
-  );
+  const entries = files.map((f) => ({
+    path: f.path,
+    sha256: sha256(readFileSync(join(dir, f.path))),
+    mode: f.mode,
+  }));
   return { sha256: sha256(canonicalJson(entries)), entries };
 }

@@ -55,22 +55,22 @@ describe('hashBundle', () => {
   const t = tempDir();
   afterAll(t.cleanup);
 
-  it('changes when a file, its mode or the file set changes, and not otherwise', async () => {
+  it('changes when a file, its mode or the file set changes, and not otherwise', () => {
     const dir = join(t.dir, 's');
     mkdirSync(join(dir, 'scripts'), { recursive: true });
     writeFileSync(join(dir, 'SKILL.md'), '---\nname: s\ndescription: d\n---\n');
     writeFileSync(join(dir, 'scripts', 'main.py'), 'print(1)\n');
-    const a = await hashBundle(dir);
+    const a = hashBundle(dir);
     expect(a.sha256).toMatch(/^[0-9a-f]{64}$/);
-    expect((await hashBundle(dir)).sha256).toBe(a.sha256);
+    expect(hashBundle(dir).sha256).toBe(a.sha256);
     expect(a.entries.map((e) => e.path)).toEqual(['SKILL.md', 'scripts/main.py']);
     writeFileSync(join(dir, 'scripts', 'main.py'), 'print(2)\n');
-    const b = await hashBundle(dir);
+    const b = hashBundle(dir);
     expect(b.sha256).not.toBe(a.sha256);
     chmodSync(join(dir, 'scripts', 'main.py'), 0o755);
-    const c = await hashBundle(dir);
+    const c = hashBundle(dir);
     expect(c.sha256).not.toBe(b.sha256);
     writeFileSync(join(dir, 'extra.txt'), '');
-    expect((await hashBundle(dir)).sha256).not.toBe(c.sha256);
+    expect(hashBundle(dir).sha256).not.toBe(c.sha256);
   });
 });
