@@ -8,7 +8,13 @@ export interface ConcurrencyLimiter {
   drained(): Promise<void>;
 }
 
-export function createConcurrencyLimiter(perClient: number): ConcurrencyLimiter {
+/** Told when the first request starts and when the last one ends. */
+export interface ActivityListener {
+  busy(): void;
+  idle(): void;
+}
+
+export function createConcurrencyLimiter(perClient: number, activity?: ActivityListener): ConcurrencyLimiter {
   const counts = new Map<string, number>();
   let total = 0;
   let waiters: (() => void)[] = [];
@@ -16,7 +22,7 @@ export function createConcurrencyLimiter(perClient: number): ConcurrencyLimiter 
     const n = counts.get(key) ?? 0;
     if (n >= perClient) return undefined;
     counts.set(key, n + 1);
-    total++;
+    if (total++ === 0) activity?.busy();
     let released = false;
     return () => {
       if (released) return;
@@ -26,6 +32,7 @@ export function createConcurrencyLimiter(perClient: number): ConcurrencyLimiter 
       else counts.set(key, left);
       total--;
       if (total === 0) {
+        activity?.idle();
         const ready = waiters;
         waiters = [];
         for (const w of ready) w();

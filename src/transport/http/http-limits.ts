@@ -18,6 +18,8 @@ export interface HttpLimits {
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request (head and body). */
   requestTimeoutMs: number;
+  /** Idle time after a busy spell before the server collects garbage and gives the memory back. */
+  reclaimIdleMs: number;
 }
 
 export const DEFAULT_HTTP_LIMITS: HttpLimits = {
@@ -28,4 +30,5 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   sessionIdleMs: 30 * 60 * 1000,
   shutdownGraceMs: 10_000,
   requestTimeoutMs: 30_000,
+  reclaimIdleMs: 2_000,
 };

@@ -12,6 +12,7 @@ import type { SessionEndListener, SessionEndReason } from './http-session.js';
 import { isLoopbackHost } from './is-loopback-host.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
+import { createMemoryReclaimer } from './memory-reclaimer.js';
 import { createRequestGuard } from './request-guard.js';
 
 export interface HttpServeOptions {
@@ -100,7 +101,8 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     log,
     maxBodyBytes: limits.maxBodyBytes,
   });
-  const limiter = createConcurrencyLimiter(limits.maxInFlightPerClient);
+  const reclaimer = createMemoryReclaimer({ idleMs: limits.reclaimIdleMs, log });
+  const limiter = createConcurrencyLimiter(limits.maxInFlightPerClient, reclaimer);
   let stopping = false;
   const handler = createHttpHandler({
     endpoint,
@@ -146,6 +148,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     stopping = true;
     unsubscribe();
     clearInterval(sweep);
+    reclaimer.stop();
     if (limiter.inFlight() > 0) {
       log.info({ inFlight: limiter.inFlight() }, 'waiting for running requests');
       let timer: NodeJS.Timeout | undefined;
