@@ -63,6 +63,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   const scans = new Map<string, Promise<ScriptScan>>();
   const entries = new Map<string, EntryInput>();
   const profiles = new Map<string, Promise<Profile>>();
+  /** Read-only call records still being written, per session: ending a session waits for them. */
+  const readOnlyWrites = new Map<string, Set<Promise<void>>>();
   const closedListeners = new Set<(callId: string, result: CallResult | undefined) => void>();
   const notifyClosed = (callId: string, result: CallResult | undefined) => {
     for (const l of closedListeners) l(callId, result);
@@ -384,8 +386,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     ok: boolean,
   ) => {
     // Read-only calls run no code, so their record need not precede the answer: it is written right after,
-    // keeping warm calls off the fsync path. The session is
-    // claimed now, so an endSession that comes right after still waits for it.
+    // keeping warm calls off the fsync path. The session is claimed and the write tracked now, so an endSession
+    // that comes right after waits for it.
     const live = session(info);
     const callId = randomUUID();
     const payload = {
@@ -397,15 +399,21 @@ export function createRunner(deps: RunnerDeps): Runner {
       valid: true,
       read_only: true,
     };
-    setImmediate(() => {
-      // Group commit: concurrent read-only calls share one transaction and one fsync.
-      void Promise.all([deps.audit(), live])
-        .then(async ([audit]) => {
-          await audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload });
-          await audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error'));
-        })
-        .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'));
-    });
+    let writes = readOnlyWrites.get(info.id);
+    if (writes === undefined) readOnlyWrites.set(info.id, (writes = new Set()));
+    const write: Promise<void> = new Promise((r) => setImmediate(r))
+      .then(() => Promise.all([deps.audit(), live]))
+      .then(async ([audit]) => {
+        // Group commit: concurrent read-only calls share one transaction and one fsync.
+        await audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload });
+        await audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error'));
+      })
+      .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'))
+      .finally(() => {
+        writes.delete(write);
+        if (writes.size === 0) readOnlyWrites.delete(info.id);
+      });
+    writes.add(write);
   };
 
   const artifactPath = (info: SessionInfo, callId: string, path: string): string | undefined => {
@@ -424,8 +432,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (live === undefined) return;
     sessions.delete(info.id);
     await live.catch(() => undefined);
-    // Let read-only records queued for this session land first.
-    await new Promise((r) => setImmediate(r));
+    // The session's read-only records land first (the first one may still be waiting for the store to open).
+    await Promise.all(readOnlyWrites.get(info.id) ?? []);
     (await deps.audit()).endSession(info.id, reason);
   };
 

@@ -105,9 +105,10 @@ export function createLauncherPool(o: {
   refill();
   return {
     done(l) {
+      if (disposed) return void l.lease?.release();
       if (l.lease !== undefined) spent.push(l.lease);
-      // Not pushed back by later runs: under steady load the pool still refills every few ms.
-      if (housekeeping === undefined && !disposed) {
+      // Not pushed back by later runs: under steady load the pool still refills within the delay.
+      if (housekeeping === undefined) {
         housekeeping = setTimeout(housekeep, HOUSEKEEPING_DELAY_MS);
         housekeeping.unref();
       }

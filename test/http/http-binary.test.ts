@@ -80,6 +80,36 @@ describe('skills-mcp --http (built binary)', () => {
     }
   });
 
+  it("keeps a read-only call's record when its session ends right after the call", async () => {
+    const tmp = mkdtempSync(join(tmpdir(), 'skills-mcp-audit-'));
+    const db = join(tmp, 'audit.db');
+    try {
+      const s = spawnCli(['--http', '--port', '0', '--skills', dir, '--no-watch', '--audit', db]);
+      const url = await servedUrl(s);
+      // The first call of the server: its record waits for the audit store to open while the session ends.
+      const c = await connectClient(url, 'legacy');
+      await c.client.callTool({ name: 'markdown-toc', arguments: {} });
+      const sid = c.transport.sessionId;
+      await c.transport.terminateSession();
+      await c.client.close();
+      await vi.waitFor(
+        () =>
+          expect(auditEvents(db).some((e) => e.type === 'session_ended' && e.session_id === sid)).toBe(true),
+        { timeout: 20_000, interval: 200 },
+      );
+      s.proc.kill('SIGTERM');
+      expect(await s.exited).toBe(0);
+      expect(
+        auditEvents(db)
+          .filter((e) => e.session_id === sid)
+          .map((e) => e.type),
+      ).toEqual(['session_started', 'tool_call_requested', 'tool_call_finished', 'session_ended']);
+      expect(s.stderr()).not.toContain('could not audit');
+    } finally {
+      rmSync(tmp, { recursive: true, force: true });
+    }
+  });
+
   it('requires SKILLS_MCP_TOKEN when set, and never logs it', async () => {
     const s = spawnCli(['--http', '--port', '0', '--skills', dir, '--no-watch', '--log-level', 'debug'], {
       SKILLS_MCP_TOKEN: TOKEN,
