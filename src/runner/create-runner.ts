@@ -433,7 +433,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     sessions.delete(info.id);
     await live.catch(() => undefined);
     // The session's read-only records land first (the first one may still be waiting for the store to open).
-    await Promise.all(readOnlyWrites.get(info.id) ?? []);
+    const writes = readOnlyWrites.get(info.id);
+    if (writes !== undefined) await Promise.all([...writes]);
     (await deps.audit()).endSession(info.id, reason);
   };
 
