@@ -5,7 +5,7 @@ import { isLoopbackHost } from '../transport/http/is-loopback-host.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { packageRoot } from './version.js';
+import { packageRoot } from '../package-root.js';
 
 export const CLIENTS = ['claude-desktop', 'cursor', 'cline', 'vscode', 'claude-code'] as const;
 type Client = (typeof CLIENTS)[number];

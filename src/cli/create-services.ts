@@ -8,7 +8,7 @@ import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
 import { resolveAuditPath } from './audit-path.js';
 import type { CliIo } from './io.js';
-import { packageRoot } from './version.js';
+import { packageRoot } from '../package-root.js';
 
 export interface Services {
   runner: Runner;

@@ -3,7 +3,7 @@ import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { runServe } from './serve.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../package-root.js';
 
 /** Dispatches a command. Returns the exit code; never calls process.exit itself. */
 export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStream): Promise<ExitCode> {

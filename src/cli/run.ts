@@ -14,7 +14,7 @@ import { createServices } from './create-services.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../package-root.js';
 
 const KEYS: Record<string, (typeof APPROVAL_DECISIONS)[number]> = {
   a: 'approved',

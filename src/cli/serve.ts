@@ -11,10 +11,9 @@ import { watchCatalog } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
-import { runHttp } from './serve-http.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { packageVersion } from './version.js';
+import { packageVersion } from '../package-root.js';
 
 export const SERVE_OPTIONS = {
   skills: { type: 'string', multiple: true },
@@ -123,7 +122,9 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     runner: services.runner,
   };
   try {
-    return config.http.enabled ? await runHttp(ctx) : await runStdio(ctx, stdin);
+    // The HTTP stack (and the web globals it pulls in) loads only when serving HTTP.
+    if (config.http.enabled) return await (await import('./serve-http.js')).runHttp(ctx);
+    return await runStdio(ctx, stdin);
   } finally {
     clearTimeout(probeTimer);
     watcher?.close();

@@ -1,5 +1,6 @@
 import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server';
-import { requestKey, type ApprovalConsole, type ConsoleApproval } from '../console/index.js';
+import type { ApprovalConsole, ConsoleApproval } from '../console/index.js';
+import { requestKey } from '../console/request-key.js';
 import { refused, type CallResult } from '../runner/call-result.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';

@@ -1,16 +1,16 @@
 import { readFile, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseDocument } from 'yaml';
 import type * as z from 'zod';
 import { SkillsError } from '../errors.js';
+import { packageRoot } from '../package-root.js';
 import { PROFILE_NAME_RE, ProfileSchema, type Profile } from './profile-schema.js';
 
 const MAX_PROFILE_BYTES = 64 * 1024;
 
-/** The `sandbox-profiles/` folder shipped with the package (works from `src/` and `dist/`). */
+/** The `sandbox-profiles/` folder shipped with the package. */
 export function defaultProfilesDir(): string {
-  return fileURLToPath(new URL('../../sandbox-profiles/', import.meta.url));
+  return join(packageRoot(), 'sandbox-profiles');
 }
 
 /** Throws `SANDBOX_PROFILE_INVALID` unless `name` matches `^[a-z0-9-]+$` (so it cannot leave the folder). */
