@@ -55,7 +55,7 @@ async function stagingFor(
   if (!ctx.isRoot) return { inner: binds };
   const unreachable = new Set<string>();
   for (const b of binds) {
-    if (!(await isReachableBy(b.src, ctx.sandboxId.uid, ctx.sandboxId.gid))) unreachable.add(b.src);
+    if (!isReachableBy(b.src, ctx.sandboxId.uid, ctx.sandboxId.gid)) unreachable.add(b.src);
   }
   if (unreachable.size === 0) return { inner: binds };
   const dir = await ctx.stageDir();
@@ -74,7 +74,7 @@ export async function executeBwrap(
   const { isRoot, sandboxId, arch } = ctx;
   const bwrap = host.bwrap;
   if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
-  const binds = await collectBinds(plan, interp, host.layout.systemDirs);
+  const binds = collectBinds(plan, interp, host.layout.systemDirs);
   const { inner, stage } = await stagingFor(ctx, binds);
   host.launchers ??= createLauncherPool({
     ...(host.pool === undefined ? {} : { cgroups: host.pool }),

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -109,21 +110,36 @@ export async function createCgroupPool(support: Usable, log: Logger, size = 2): 
     const file = (i: number, f: string) => join(dirs[i]!, f);
     return {
       procsFiles: dirs.map((d) => join(d, 'cgroup.procs')),
-      async setLimits(memoryBytes, pids) {
+      // On the call path, so synchronous: a few tiny cgroup file writes cost less than thread-pool round trips.
+      setLimits(memoryBytes, pids) {
+        const optional = (path: string, value: string) => {
+          try {
+            writeFileSync(path, value);
+          } catch {
+            // swap accounting is off on this kernel
+          }
+        };
         if (support.kind === 'v2') {
-          await writeFile(file(0, 'memory.max'), String(memoryBytes));
-          await writeFile(file(0, 'memory.swap.max'), '0').catch(() => undefined);
-          await writeFile(file(0, 'pids.max'), String(pids));
+          writeFileSync(file(0, 'memory.max'), String(memoryBytes));
+          optional(file(0, 'memory.swap.max'), '0');
+          writeFileSync(file(0, 'pids.max'), String(pids));
         } else {
-          await writeFile(file(0, 'memory.limit_in_bytes'), String(memoryBytes));
-          await writeFile(file(0, 'memory.memsw.limit_in_bytes'), String(memoryBytes)).catch(() => undefined);
-          await writeFile(file(1, 'pids.max'), String(pids));
+          writeFileSync(file(0, 'memory.limit_in_bytes'), String(memoryBytes));
+          optional(file(0, 'memory.memsw.limit_in_bytes'), String(memoryBytes));
+          writeFileSync(file(1, 'pids.max'), String(pids));
         }
+        return Promise.resolve();
       },
-      async oomKilled() {
+      oomKilled() {
         const f = support.kind === 'v2' ? file(0, 'memory.events') : file(0, 'memory.oom_control');
-        const m = /^oom_kill (\d+)$/m.exec(await readFile(f, 'utf8').catch(() => ''));
-        return m !== null && Number(m[1]) > 0;
+        let text = '';
+        try {
+          text = readFileSync(f, 'utf8');
+        } catch {
+          // the cgroup is gone: nothing to report
+        }
+        const m = /^oom_kill (\d+)$/m.exec(text);
+        return Promise.resolve(m !== null && Number(m[1]) > 0);
       },
       release() {
         live.delete(dirs);

@@ -1,4 +1,4 @@
-import { lstat, realpath } from 'node:fs/promises';
+import { lstatSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Bind } from './bwrap-args.js';
@@ -28,39 +28,42 @@ export const WORKSPACE_PROTECTED: readonly string[] = [
   '.devcontainer',
 ];
 
-async function source(p: string): Promise<string> {
+function source(p: string): string {
   try {
-    return await realpath(p);
+    return realpathSync(p);
   } catch (cause) {
     throw new SkillsError('SANDBOX_FAILED', `sandbox mount source does not exist: ${p}`, { cause });
   }
 }
 
-/** Every host path the run needs, as binds at the same path inside, parents first. Read-only wins ties. */
-export async function collectBinds(
+/**
+ * Every host path the run needs, as binds at the same path inside, parents first. Read-only wins ties. Synchronous:
+ * a few path lookups on the call path, cheaper than thread-pool round trips.
+ */
+export function collectBinds(
   plan: SandboxPlan,
   interpreter: ResolvedInterpreter,
   systemDirs: readonly string[],
-): Promise<Bind[]> {
+): Bind[] {
   const byDest = new Map<string, Bind>();
-  const add = async (dest: string, write: boolean) => {
+  const add = (dest: string, write: boolean) => {
     if (isUnder(dest, systemDirs)) return; // already visible read-only
     const prev = byDest.get(dest);
     if (prev !== undefined && !prev.write) return;
-    byDest.set(dest, { src: await source(dest), dest, write: prev === undefined ? write : false });
+    byDest.set(dest, { src: source(dest), dest, write: prev === undefined ? write : false });
   };
-  for (const m of interpreter.mounts) await add(m, false);
-  for (const p of plan.readOnlyPaths) await add(p, false);
+  for (const m of interpreter.mounts) add(m, false);
+  for (const p of plan.readOnlyPaths) add(p, false);
   if (plan.workspace !== undefined) {
-    await add(plan.workspace.path, plan.workspace.write);
+    add(plan.workspace.path, plan.workspace.write);
     if (plan.workspace.write) {
       for (const rel of WORKSPACE_PROTECTED) {
         const p = join(plan.workspace.path, rel);
-        const st = await lstat(p).catch(() => undefined);
-        if (st !== undefined && !st.isSymbolicLink()) await add(p, false);
+        const st = lstatSync(p, { throwIfNoEntry: false });
+        if (st !== undefined && !st.isSymbolicLink()) add(p, false);
       }
     }
   }
-  for (const p of plan.writablePaths) await add(p, true);
+  for (const p of plan.writablePaths) add(p, true);
   return [...byDest.values()];
 }

@@ -1,4 +1,4 @@
-import { stat } from 'node:fs/promises';
+import { statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Bind } from './bwrap-args.js';
 
@@ -20,7 +20,7 @@ const perm = (mode: number, uid: number, gid: number, st: { uid: number; gid: nu
       : (mode & bit) !== 0;
 
 /** Can `uid`/`gid` (no supplementary groups, no capabilities) reach and read `p`? Mode bits only. */
-export async function isReachableBy(p: string, uid: number, gid: number): Promise<boolean> {
+export function isReachableBy(p: string, uid: number, gid: number): boolean {
   try {
     const chain: string[] = [];
     for (let d = dirname(p); ; d = dirname(d)) {
@@ -28,10 +28,10 @@ export async function isReachableBy(p: string, uid: number, gid: number): Promis
       if (d === '/') break;
     }
     for (const d of chain) {
-      const st = await stat(d);
+      const st = statSync(d);
       if (!perm(st.mode, uid, gid, st, 0o1)) return false;
     }
-    const st = await stat(p);
+    const st = statSync(p);
     return perm(st.mode, uid, gid, st, 0o4) && (!st.isDirectory() || perm(st.mode, uid, gid, st, 0o1));
   } catch {
     return false;

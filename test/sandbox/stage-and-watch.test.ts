@@ -17,12 +17,12 @@ describe('isReachableBy', () => {
     await chmod(join(root, 'closed'), 0o700);
     await writeFile(join(root, 'open', 'secret'), 'x', { mode: 0o600 });
     const other = { uid: 65534, gid: 65534 };
-    expect(await isReachableBy(join(root, 'open', 'x'), other.uid, other.gid)).toBe(true);
-    expect(await isReachableBy(join(root, 'closed', 'x'), other.uid, other.gid)).toBe(false);
-    expect(await isReachableBy(join(root, 'open', 'secret'), other.uid, other.gid)).toBe(false);
+    expect(isReachableBy(join(root, 'open', 'x'), other.uid, other.gid)).toBe(true);
+    expect(isReachableBy(join(root, 'closed', 'x'), other.uid, other.gid)).toBe(false);
+    expect(isReachableBy(join(root, 'open', 'secret'), other.uid, other.gid)).toBe(false);
     const me = process.getuid!();
-    expect(await isReachableBy(join(root, 'closed', 'x'), me, process.getgid!())).toBe(true);
-    expect(await isReachableBy(join(root, 'missing'), me, process.getgid!())).toBe(false);
+    expect(isReachableBy(join(root, 'closed', 'x'), me, process.getgid!())).toBe(true);
+    expect(isReachableBy(join(root, 'missing'), me, process.getgid!())).toBe(false);
   });
 });
 
