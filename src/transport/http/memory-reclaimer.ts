@@ -10,7 +10,7 @@ export interface MemoryReclaimer {
 }
 
 /**
- * Two collections: the first frees the garbage; the second, once V8 sees a low allocation rate over its 5 s window
+ * Two collections: the first frees the garbage; the second, once V8 sees a low allocation rate over its 5 s window,
  * also shrinks the young generation back.
  */
 const COLLECTIONS = 2;
@@ -56,12 +56,12 @@ export function createMemoryReclaimer(o: {
     timer = undefined;
     const fn = collector();
     if (fn === null) return void (pending = 0);
-    const before = process.memoryUsage.rss();
+    const before = process.memoryUsage().heapUsed;
     fn();
     pending--;
     if (pending > 0) return schedule(betweenMs);
     o.log.debug(
-      { rssBefore: before, rssAfter: process.memoryUsage.rss() },
+      { heapUsedBefore: before, heapUsedAfter: process.memoryUsage().heapUsed },
       'reclaimed memory after a busy spell',
     );
   };
