@@ -404,9 +404,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     const write: Promise<void> = new Promise((r) => setImmediate(r))
       .then(() => Promise.all([deps.audit(), live]))
       .then(async ([audit]) => {
-        // Group commit: concurrent read-only calls share one transaction and one fsync.
-        await audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload });
-        await audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error'));
+        // Group commit: both events, and those of concurrent read-only calls, share one transaction and one fsync.
+        await Promise.all([
+          audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload }),
+          audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error')),
+        ]);
       })
       .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'))
       .finally(() => {
