@@ -3,7 +3,7 @@
 // An audited read-only call = tool_call_requested + tool_call_finished. Scenarios are interleaved per round
 // (so load on a shared machine hits them alike); each figure is the median of the rounds.
 import Database from 'better-sqlite3';
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, platform, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -131,12 +131,12 @@ const scenarios = [
         let n = 0;
         const worker = async () => {
           while (!stop) {
-            const { callId } = await store.appendAsync({
-              type: 'tool_call_requested',
-              sessionId,
-              payload: requested,
-            });
-            await store.appendAsync({ type: 'tool_call_finished', sessionId, callId, payload: finished });
+            // As the runner records a read-only call: both events queued at once, one group commit.
+            const callId = randomUUID();
+            await Promise.all([
+              store.appendAsync({ type: 'tool_call_requested', sessionId, callId, payload: requested }),
+              store.appendAsync({ type: 'tool_call_finished', sessionId, callId, payload: finished }),
+            ]);
             n++;
           }
         };
