@@ -2,25 +2,26 @@ import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-let root: string | undefined;
+let found: { root: string; version: string } | undefined;
 
-/**
- * The package root folder (holds package.json, skills/, sandbox-profiles/): the nearest folder above this module
- * with skills-mcp's package.json. Found by walking up, so it holds from `src/`, from `dist/` and from the bundled
- * `dist/cli.js` alike.
- */
-export function packageRoot(): string {
-  if (root !== undefined) return root;
+/** The nearest folder above this module with skills-mcp's package.json, read once. */
+function find(): { root: string; version: string } {
+  if (found !== undefined) return found;
   for (let dir = dirname(fileURLToPath(import.meta.url)); ; dir = dirname(dir)) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'skills-mcp')
-      return (root = dir);
+    if (existsSync(pkg)) {
+      const { name, version } = JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string; version: string };
+      if (name === 'skills-mcp') return (found = { root: dir, version });
+    }
     if (dirname(dir) === dir) throw new Error('skills-mcp: cannot find its package.json above its own code');
   }
 }
 
+/**
+ * The package root folder (holds package.json, skills/, sandbox-profiles/). Found by walking up, so it holds from
+ * `src/`, from `dist/` and from the bundled `dist/cli.js` alike.
+ */
+export const packageRoot = (): string => find().root;
+
 /** The package version, from package.json. */
-export function packageVersion(): string {
-  return (JSON.parse(readFileSync(join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
-    .version;
-}
+export const packageVersion = (): string => find().version;

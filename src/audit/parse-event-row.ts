@@ -3,6 +3,7 @@ import { SkillsError } from '../errors.js';
 import { EVENT_TYPES } from './event-types.js';
 import { payloadSchemas } from './payload-schemas.js';
 import type { AuditEvent } from './types.js';
+import type { HashedFields } from './event-hash.js';
 
 /** A row of `events` as SQLite returns it. Rows come from a file anyone could have edited: check them. */
 export const EventRowSchema = z.strictObject({
@@ -18,13 +19,7 @@ export const EventRowSchema = z.strictObject({
 export type EventRow = z.infer<typeof EventRowSchema>;
 
 /** The JSONL export line of an event: the hashed fields plus the chain columns, snake_case as hashed. */
-export interface ExportedEvent {
-  event_id: number;
-  ts: number;
-  session_id: string;
-  call_id: string | null;
-  type: string;
-  payload: unknown;
+export interface ExportedEvent extends HashedFields {
   prev_hash: string;
   hash: string;
 }

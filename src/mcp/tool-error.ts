@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { CallToolResult } from '@modelcontextprotocol/server';
-import { isSkillsError } from '../errors.js';
+import { isSkillsError, SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 
 /**
@@ -19,3 +19,10 @@ export function toolError(err: unknown, log: Logger): CallToolResult {
     content: [{ type: 'text', text: `internal error (ref ${ref}); the server log has the details` }],
   };
 }
+
+/** The answer of a per-skill tool whose skill left the catalog since the client listed the tools. */
+export const skillRemoved = (name: string, log: Logger): CallToolResult =>
+  toolError(
+    new SkillsError('SKILL_NOT_FOUND', `skill "${name}" was removed`, { hint: 'List the tools again.' }),
+    log,
+  );

@@ -2,7 +2,7 @@ import { spawn as nodeSpawn, type ChildProcess, type StdioOptions } from 'node:c
 import type { Readable, Writable } from 'node:stream';
 import { SkillsError } from '../errors.js';
 import { createCappedBuffer } from './capped-buffer.js';
-import type { OutputChunk } from './types.js';
+import type { OutputChunk, SandboxResult } from './types.js';
 
 export type SpawnFn = typeof nodeSpawn;
 
@@ -31,17 +31,8 @@ export interface StartSpec {
   onOutput?: (chunk: OutputChunk) => void;
 }
 
-export interface ChildOutcome {
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  stdout: Buffer;
-  stderr: Buffer;
-  truncated: { stdout: boolean; stderr: boolean };
-  bytes: { stdout: number; stderr: number };
-  durationMs: number;
-  timedOut: boolean;
-  cancelled: boolean;
-}
+/** How a child ended: a sandbox result before the adapter adds what only it knows. */
+export type ChildOutcome = Omit<SandboxResult, 'oomKilled' | 'evidence'>;
 
 export interface ChildDeps {
   spawn?: SpawnFn;

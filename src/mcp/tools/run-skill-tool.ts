@@ -1,11 +1,10 @@
 import { fromJsonSchema } from '@modelcontextprotocol/server';
-import { SkillsError } from '../../errors.js';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
 import type { Skill } from '../../skills/types.js';
 import { gatedCall, type GateBridge } from '../gated-call.js';
 import type { ServerDeps } from '../server-deps.js';
-import { toolError } from '../tool-error.js';
+import { skillRemoved } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
 
 const MAX_DESCRIPTION = 900;
@@ -42,12 +41,7 @@ export const runSkillTool = (
     handler: async (args, ctx) => {
       const current = deps.catalog().get(skill.name);
       if (current === undefined) {
-        return toolError(
-          new SkillsError('SKILL_NOT_FOUND', `skill "${skill.name}" was removed`, {
-            hint: 'List the tools again.',
-          }),
-          deps.log,
-        );
+        return skillRemoved(skill.name, deps.log);
       }
       return gatedCall(
         deps,

@@ -1,9 +1,8 @@
 import * as z from 'zod';
-import { SkillsError } from '../../errors.js';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
 import { SkillViewSchema, skillView } from '../skill-view.js';
-import { toolError } from '../tool-error.js';
+import { skillRemoved } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
 
 const input = z.object({});
@@ -29,12 +28,7 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
     handler: () => {
       const current = deps.catalog().get(skill.name);
       if (current === undefined) {
-        return toolError(
-          new SkillsError('SKILL_NOT_FOUND', `skill "${skill.name}" was removed`, {
-            hint: 'List the tools again.',
-          }),
-          deps.log,
-        );
+        return skillRemoved(skill.name, deps.log);
       }
       return skillView(current, { canRunScripts });
     },
