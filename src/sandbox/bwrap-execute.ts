@@ -4,13 +4,13 @@ import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bw
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
 import { FD, launchData, type LaunchInput } from './launcher.js';
-import { createLauncherPool } from './launcher-pool.js';
+import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
 import { sandboxDenied } from './sandbox-denied.js';
 import { buildSeccompFilter } from './seccomp-filter.js';
 import { nprocArgv } from './shim.js';
-import { isReachableBy, stageBinds } from './stage-mounts.js';
+import { isReachableBy, onPreStage, stageBinds, stageRootOf } from './stage-mounts.js';
 import type { RunOptions, SandboxPlan } from './types.js';
 
 /** What one bwrap run needs from its adapter. */
@@ -48,19 +48,47 @@ function decodeSignal(o: ChildOutcome): ChildOutcome {
   return sig === undefined || o.signal !== null ? o : { ...o, exitCode: null, signal: sig };
 }
 
-async function stagingFor(
+interface Chosen {
+  launcher: Launcher;
+  /** The binds as the sandbox's bwrap sees them. */
+  inner: Bind[];
+  /** The chain stages first (a root launcher, not pre-staged). */
+  stage?: LaunchInput['stage'];
+  /** The launcher runs as root and drops to the sandbox user with setpriv. */
+  drop: boolean;
+}
+
+/**
+ * The launcher for a run. Not root: one running as the server. Root: one running as 65534 when that user can reach
+ * every source; else a pre-staged one that already mounted them (`stage-mounts.ts`); else a root one whose chain
+ * stages them first, and the pool pre-stages their folders for the next call.
+ */
+async function chooseLauncher(
   ctx: ExecuteContext,
+  pool: LauncherPool,
+  bwrap: string,
   binds: Bind[],
-): Promise<{ inner: Bind[]; stage?: LaunchInput['stage'] }> {
-  if (!ctx.isRoot) return { inner: binds };
-  const unreachable = new Set<string>();
-  for (const b of binds) {
-    if (!isReachableBy(b.src, ctx.sandboxId.uid, ctx.sandboxId.gid)) unreachable.add(b.src);
-  }
-  if (unreachable.size === 0) return { inner: binds };
+): Promise<Chosen> {
+  const { uid, gid } = ctx.sandboxId;
+  if (!ctx.isRoot) return { launcher: await pool.take(undefined), inner: binds, drop: false };
+  const unreachable = new Set(binds.filter((b) => !isReachableBy(b.src, uid, gid)).map((b) => b.src));
+  if (unreachable.size === 0) return { launcher: await pool.take(ctx.sandboxId), inner: binds, drop: false };
+  const prestaged = pool.takeStaged((ps) => onPreStage(binds, unreachable, ps, uid, gid));
+  if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value, drop: true };
   const dir = await ctx.stageDir();
+  const roots = new Map<string, boolean>();
+  for (const b of binds.filter((x) => unreachable.has(x.src))) {
+    const root = stageRootOf(b.src, uid, gid);
+    roots.set(root, roots.get(root) === true || b.write);
+  }
+  pool.wantStaged(bwrap, dir, roots);
   const staged = stageBinds(binds, unreachable, dir);
-  return { inner: staged.inner, stage: { dir, outer: staged.outer } };
+  return {
+    launcher: await pool.take(undefined),
+    inner: staged.inner,
+    stage: { dir, outer: staged.outer },
+    drop: true,
+  };
 }
 
 /** One run through a waiting launcher: mounts, staging, cgroup limits, the launcher's data, the wait. */
@@ -74,17 +102,14 @@ export async function executeBwrap(
   const { isRoot, sandboxId, arch } = ctx;
   const bwrap = host.bwrap;
   if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
-  const binds = collectBinds(plan, interp, host.layout.systemDirs);
-  const { inner, stage } = await stagingFor(ctx, binds);
   host.launchers ??= createLauncherPool({
     ...(host.pool === undefined ? {} : { cgroups: host.pool }),
     deps: ctx.deps,
     log: ctx.log,
     initial: isRoot ? sandboxId : undefined,
   });
-  // Root servers: the launcher runs as 65534 itself, unless sources must be staged (then root + setpriv).
-  const dropInChain = isRoot && stage !== undefined;
-  const launcher = await host.launchers.take(isRoot && !dropInChain ? sandboxId : undefined);
+  const binds = collectBinds(plan, interp, host.layout.systemDirs);
+  const { launcher, inner, stage, drop } = await chooseLauncher(ctx, host.launchers, bwrap, binds);
   const lease = launcher.lease;
   try {
     if (lease !== undefined) {
@@ -123,9 +148,7 @@ export async function executeBwrap(
         ...(plan.network === 'none' ? { hosts: SANDBOX_HOSTS } : {}),
       },
       ...(seccomp === undefined ? {} : { seccomp }),
-      ...(dropInChain && host.setpriv !== undefined
-        ? { dropTo: { ...sandboxId, setpriv: host.setpriv } }
-        : {}),
+      ...(drop && host.setpriv !== undefined ? { dropTo: { ...sandboxId, setpriv: host.setpriv } } : {}),
       ...(stage === undefined ? {} : { stage }),
     });
     const outcome = await launcher.child.start({

@@ -3,11 +3,13 @@ import type { Logger } from '../log.js';
 import type { CgroupLease, CgroupPool } from './cgroup-pool.js';
 import { launcherSpec } from './launcher.js';
 import { prepareChild, type ChildDeps, type PreparedChild } from './run-child.js';
+import { preStage, type PreStage } from './stage-mounts.js';
 
-/** A waiting launcher and the cgroup it already sits in (when cgroups are used). */
+/** A waiting launcher, the cgroup it already sits in (when cgroups are used), what it pre-staged (root only). */
 export interface Launcher {
   child: PreparedChild;
   lease?: CgroupLease;
+  stage?: PreStage;
 }
 
 /** Who the launcher runs as: the server itself, or (root servers) the sandbox user. */
@@ -16,6 +18,16 @@ export type LauncherIdentity = { uid: number; gid: number } | undefined;
 export interface LauncherPool {
   /** A ready launcher (spawned ahead of time) running as `as`, or a fresh one when none is ready. */
   take(as: LauncherIdentity): Promise<Launcher>;
+  /**
+   * The ready pre-staged root launcher, when `use` can run the call on its pre-stage (returns what it derived);
+   * otherwise undefined, and a launcher that `use` turned down is discarded.
+   */
+  takeStaged<T>(use: (ps: PreStage) => T | undefined): { launcher: Launcher; value: T } | undefined;
+  /**
+   * Asks for a pre-staged root launcher that also covers `roots` (folder → writable), from the next housekeeping
+   * on. The folders add up over calls (at most {@link MAX_STAGE_ROOTS}).
+   */
+  wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>): void;
   /**
    * A run on `launcher` (from `take`) ended. Its cgroup is released and a replacement is pre-spawned a moment
    * later, off the path of the call's answer: on cgroup v1 a new launcher's move into its cgroup stalls every
@@ -27,8 +39,16 @@ export interface LauncherPool {
 
 /** How long after a run the pool waits before releasing its cgroup and pre-spawning a replacement. */
 const HOUSEKEEPING_DELAY_MS = 25;
+export const MAX_STAGE_ROOTS = 16;
+
+/** A kind of launcher the pool keeps ready: who it runs as, and (root only) what it pre-stages. */
+interface Flavor {
+  as: LauncherIdentity;
+  stage?: { bwrap: string; ps: PreStage };
+}
 
 const keyOf = (as: LauncherIdentity) => (as === undefined ? 'self' : `${as.uid}:${as.gid}`);
+const STAGED = 'staged';
 
 /**
  * Keeps `size` launchers spawned and waiting for each identity asked for so far, each already inside its
@@ -45,28 +65,32 @@ export function createLauncherPool(o: {
   const size = o.size ?? 1;
   const idle: Array<Launcher & { key: string }> = [];
   const pending = new Map<Promise<void>, string>();
-  /** Every identity asked for so far (at most two: the server itself and the sandbox user). */
-  const wanted = new Map<string, LauncherIdentity>([[keyOf(o.initial), o.initial]]);
+  /** Every identity asked for so far (at most two: the server itself and the sandbox user), and the pre-stage. */
+  const wanted = new Map<string, Flavor>([[keyOf(o.initial), { as: o.initial }]]);
   let disposed = false;
   /** Leases of finished runs, released at the next housekeeping. */
   const spent: CgroupLease[] = [];
   let housekeeping: NodeJS.Timeout | undefined;
 
-  async function spawnOne(as: LauncherIdentity): Promise<Launcher> {
+  async function spawnOne({ as, stage }: Flavor): Promise<Launcher> {
     const lease = await o.cgroups?.take();
     const handles: FileHandle[] = [];
     try {
       // Without cgroups the launcher's "join" writes go to /dev/null (never to whatever fd 3 might be).
       for (const f of lease?.procsFiles ?? ['/dev/null']) handles.push(await open(f, 'w'));
       const fds = handles.map((h) => h.fd);
-      const child = prepareChild({ ...launcherSpec([fds[0]!, fds.at(-1)!]), ...(as ?? {}) }, o.deps);
-      return lease === undefined ? { child } : { child, lease };
+      const child = prepareChild({ ...launcherSpec([fds[0]!, fds.at(-1)!], stage), ...(as ?? {}) }, o.deps);
+      return {
+        child,
+        ...(lease === undefined ? {} : { lease }),
+        ...(stage === undefined ? {} : { stage: stage.ps }),
+      };
     } catch (err) {
       if (lease !== undefined) void lease.release();
       throw err;
     } finally {
-      // The child has its own copies now.
-      for (const h of handles) await h.close().catch(() => undefined);
+      // The child has its own copies now; the launcher is ready without waiting for ours to close.
+      for (const h of handles) void h.close().catch(() => undefined);
     }
   }
 
@@ -80,11 +104,11 @@ export function createLauncherPool(o: {
       idle.splice(idle.indexOf(l), 1);
       discard(l);
     }
-    for (const [key, as] of wanted) {
+    for (const [key, flavor] of wanted) {
       const have = () =>
         idle.filter((l) => l.key === key).length + [...pending.values()].filter((k) => k === key).length;
       while (!disposed && have() < size) {
-        const p: Promise<void> = spawnOne(as)
+        const p: Promise<void> = spawnOne(flavor)
           .then((l) => {
             if (disposed) discard(l);
             else idle.push({ ...l, key });
@@ -113,12 +137,39 @@ export function createLauncherPool(o: {
         housekeeping.unref();
       }
     },
+    takeStaged(use) {
+      const i = idle.findIndex((l) => l.key === STAGED && l.child.isAlive());
+      if (i < 0) return undefined;
+      const launcher = idle.splice(i, 1)[0]!;
+      const value = launcher.stage === undefined ? undefined : use(launcher.stage);
+      if (value !== undefined) return { launcher, value };
+      discard(launcher);
+      return undefined;
+    },
+    wantStaged(bwrap, dir, roots) {
+      const had = new Map(wanted.get(STAGED)?.stage?.ps.roots.map((r) => [r.src, r.write]));
+      const union = new Map(had);
+      for (const [src, write] of roots) union.set(src, union.get(src) === true || write);
+      if (union.size === had.size && [...union].every(([src, write]) => had.get(src) === write)) return;
+      let ps: PreStage;
+      try {
+        ps = preStage(dir, union.size > MAX_STAGE_ROOTS ? roots : union);
+      } catch (err) {
+        return o.log.debug({ err }, 'cannot pre-stage a launcher');
+      }
+      wanted.set(STAGED, { as: undefined, stage: { bwrap, ps } });
+      // Launchers staged for the old set are replaced at the next housekeeping.
+      for (const l of idle.filter((x) => x.key === STAGED)) {
+        idle.splice(idle.indexOf(l), 1);
+        discard(l);
+      }
+    },
     async take(as) {
       const key = keyOf(as);
-      wanted.set(key, as);
+      wanted.set(key, { as });
       const i = idle.findIndex((l) => l.key === key && l.child.isAlive());
       const ready = i < 0 ? undefined : idle.splice(i, 1)[0];
-      return ready ?? (await spawnOne(as));
+      return ready ?? (await spawnOne({ as }));
     },
     async dispose() {
       disposed = true;

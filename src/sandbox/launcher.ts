@@ -1,7 +1,7 @@
 import { encodeArgs, type Bind } from './bwrap-args.js';
 import type { PrepareSpec } from './run-child.js';
 import { BASH, limitArgs, type ShimLimits } from './shim.js';
-import { stagerArgs } from './stage-mounts.js';
+import { stagerArgs, type PreStage } from './stage-mounts.js';
 
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
@@ -41,11 +41,20 @@ export const FD = {
 };
 const PIPES = [FD.control, FD.stager, FD.args, FD.seccomp, FD.passwd, FD.group, FD.hosts];
 
-/** How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), seven pipes. */
-export function launcherSpec(cgroupFds: readonly [number, number]): PrepareSpec {
+/**
+ * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), seven pipes. A root
+ * launcher may be pre-staged: bash then waits inside a stager bwrap that already mounted `stage.ps`'s folders.
+ */
+export function launcherSpec(
+  cgroupFds: readonly [number, number],
+  stage?: { bwrap: string; ps: PreStage },
+): PrepareSpec {
+  const bash = [...BASH, LAUNCHER_SCRIPT, 'skills-mcp-launcher'];
+  const argv =
+    stage === undefined ? bash : [stage.bwrap, ...stagerArgs(stage.ps.dir, stage.ps.roots), '--', ...bash];
   return {
-    command: BASH[0],
-    args: [...BASH.slice(1), LAUNCHER_SCRIPT, 'skills-mcp-launcher'],
+    command: argv[0]!,
+    args: argv.slice(1),
     env: {},
     cwd: '/',
     extraFds: [{ fd: cgroupFds[0] }, { fd: cgroupFds[1] }, ...PIPES.map(() => 'pipe' as const)],

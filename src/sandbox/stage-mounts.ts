@@ -1,5 +1,5 @@
 import { statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import type { Bind } from './bwrap-args.js';
 
 /**
@@ -58,6 +58,75 @@ export function stageBinds(
     return { ...b, src: staged };
   });
   return { inner, outer };
+}
+
+/**
+ * What a root launcher prepared ahead of its call (`launcher-pool.ts`): a stager namespace with these folders already
+ * mounted below `dir`, so a call whose sources they cover skips the stager bwrap (several ms). `dev`/`ino` tell
+ * whether a folder was replaced since.
+ */
+export interface PreStage {
+  dir: string;
+  roots: { src: string; dest: string; write: boolean; dev: number; ino: number }[];
+}
+
+/**
+ * The folder to pre-stage for an unreachable source: its parent when `uid`/`gid` may pass through the parent (one
+ * staged folder then serves every call's output folder, every skill of a root, every interpreter of a version
+ * manager), else the source itself.
+ */
+export function stageRootOf(src: string, uid: number, gid: number): string {
+  const parent = dirname(src);
+  if (parent === '/') return src;
+  try {
+    const st = statSync(parent);
+    return perm(st.mode, uid, gid, st, 0o1) ? parent : src;
+  } catch {
+    return src;
+  }
+}
+
+/** A pre-stage of `roots` (folder → writable) below `dir`, in a stable order. Throws when a folder is missing. */
+export function preStage(dir: string, roots: ReadonlyMap<string, boolean>): PreStage {
+  return {
+    dir,
+    roots: [...roots.keys()].sort().map((src, i) => {
+      const st = statSync(src);
+      return { src, dest: join(dir, `r${i}`), write: roots.get(src) === true, dev: st.dev, ino: st.ino };
+    }),
+  };
+}
+
+/**
+ * The binds rewritten onto a pre-stage: each source in `unreachable` moves to its staged folder (or below it).
+ * Undefined when one is not covered (or needs writing where the folder is staged read-only), or when a staged folder
+ * was replaced since it was mounted.
+ */
+export function onPreStage(
+  binds: readonly Bind[],
+  unreachable: ReadonlySet<string>,
+  ps: PreStage,
+  uid: number,
+  gid: number,
+): Bind[] | undefined {
+  const passable = new Set<string>();
+  for (const r of ps.roots) {
+    const st = statSync(r.src, { throwIfNoEntry: false });
+    if (st?.dev !== r.dev || st.ino !== r.ino) return undefined;
+    if (perm(st.mode, uid, gid, st, 0o1)) passable.add(r.src);
+  }
+  const inner: Bind[] = [];
+  for (const b of binds) {
+    if (!unreachable.has(b.src)) {
+      inner.push(b);
+      continue;
+    }
+    // The staged folder itself, or a folder right in it that `uid` may pass through (as `stageRootOf` chose).
+    const r = ps.roots.find((x) => b.src === x.src || (dirname(b.src) === x.src && passable.has(x.src)));
+    if (r === undefined || (b.write && !r.write)) return undefined;
+    inner.push({ ...b, src: b.src === r.src ? r.dest : join(r.dest, basename(b.src)) });
+  }
+  return inner;
 }
 
 /** Options of the root stager bwrap (no user namespace: it runs as root to read the sources). */

@@ -1,0 +1,81 @@
+import { chownSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { waitFor } from '../helpers/stdio-client.js';
+import { isLinux, isRoot, newSandbox, plan, tempDirs, text } from './helpers.js';
+
+const dirs = tempDirs();
+afterAll(() => dirs.cleanup());
+
+/** Pids of waiting launchers that pre-staged `folder` (a stager bwrap wrapping the launcher's bash). */
+function preStagedLaunchers(folder: string): number[] {
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+    } catch {
+      continue;
+    }
+    if (argv[0]?.endsWith('bwrap') && argv.includes('skills-mcp-launcher') && argv.includes(folder))
+      pids.push(Number(name));
+  }
+  return pids;
+}
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+// Only a root server stages: it runs scripts as uid 65534, which cannot reach folders below a private home.
+describe.skipIf(!isLinux || !isRoot)('bwrap adapter as root: pre-staged launchers', () => {
+  it('runs the next call on a launcher that already mounted its folders, and not once a folder was replaced', async () => {
+    const sb = newSandbox();
+    try {
+      const home = await dirs.make('skills-mcp-prestage-', 0o700); // 65534 cannot pass through it
+      const skills = join(home, 'skills');
+      const runs = join(home, 'runs');
+      const writeSkill = (data: string) => {
+        mkdirSync(join(skills, 'a'), { recursive: true, mode: 0o755 });
+        writeFileSync(join(skills, 'a', 'data.txt'), data, { mode: 0o644 });
+      };
+      writeSkill('one');
+      mkdirSync(runs, { mode: 0o711 });
+      const call = async (n: number) => {
+        const out = join(runs, `call-${n}`);
+        mkdirSync(out, { mode: 0o700 });
+        chownSync(out, 65534, 65534);
+        const skill = join(skills, 'a');
+        const r = await sb.run(
+          plan({
+            argv: ['bash', '-c', 'cat "$1/data.txt" > "$2/copy" && cat "$1/data.txt"', 'x', skill, out],
+            cwd: out,
+            readOnlyPaths: [skill],
+            writablePaths: [out],
+          }),
+        );
+        return { exit: r.exitCode, stdout: text(r.stdout), copy: readFileSync(join(out, 'copy'), 'utf8') };
+      };
+
+      expect(await call(1)).toEqual({ exit: 0, stdout: 'one', copy: 'one' });
+      await waitFor(() => preStagedLaunchers(skills).length === 1, 10_000, 'a pre-staged launcher');
+      const [first] = preStagedLaunchers(skills);
+      expect(await call(2)).toEqual({ exit: 0, stdout: 'one', copy: 'one' });
+      expect(alive(first!)).toBe(false); // call 2 ran on it
+
+      await waitFor(() => preStagedLaunchers(skills).length === 1, 10_000, 'the next pre-staged launcher');
+      // Replace the skills folder: the waiting launcher still has the old one mounted and must not be used.
+      renameSync(skills, `${skills}-old`);
+      writeSkill('two');
+      expect(await call(3)).toEqual({ exit: 0, stdout: 'two', copy: 'two' });
+    } finally {
+      await sb.dispose();
+    }
+  });
+});
