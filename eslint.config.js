@@ -10,7 +10,7 @@ const sdk = {
 const up = (...dirs) =>
   dirs.map((d) => ({
     group: [`../${d}/*`, `../${d}/**`],
-    message: `Imports point one way (DESIGN §3): no import of ${d}/ here.`,
+    message: `Imports point one way (cli → transport → mcp → runner → domain): no import of ${d}/ here.`,
   }));
 
 export default tseslint.config(

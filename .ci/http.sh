@@ -49,9 +49,12 @@ step "conformance 0.2.0-alpha.12, requirements 2026-07-28 (baseline conformance-
 node22 -p @modelcontextprotocol/conformance@0.2.0-alpha.12 -c \
   "conformance server --url $url --requirements 2026-07-28 --expected-failures conformance-baseline-2026-07-28.yml"
 
-step "Skills extension scenarios (skipped by the suite while the extension is not attached)"
+step "Skills extension scenarios (io.modelcontextprotocol/skills; a skipped check fails the run)"
 for scenario in sep-2640-skills-directory sep-2640-skills-enumeration sep-2640-skills-manifest; do
-  node22 -p @modelcontextprotocol/conformance@0.2.0-alpha.12 -c "conformance server --url $url --scenario $scenario"
+  node22 -p @modelcontextprotocol/conformance@0.2.0-alpha.12 -c "conformance server --url $url --scenario $scenario" |
+    tee "$work/$scenario.log"
+  ! grep -q 'SKIPPED' "$work/$scenario.log" || fail "$scenario skipped checks: the extension is not declared"
+  grep -q ', 0 failed, 0 warnings' "$work/$scenario.log" || fail "$scenario did not pass cleanly"
 done
 
 step "Inspector CLI lists tools over HTTP, legacy and modern era (inspector-configs/skills-mcp.json)"

@@ -8,7 +8,7 @@ tarball=$(npm pack --silent --pack-destination "$out" | tail -n 1)
 tar -tzf "$out/$tarball" | sed 's|^package/||' | sort > "$out/files.txt"
 grep -qx 'dist/cli.js' "$out/files.txt"
 grep -qx 'skills/csv-stats/SKILL.md' "$out/files.txt"
-if grep -qE '^(test|src|bench|\.ci)/' "$out/files.txt"; then echo "pack: test/src/bench/.ci must not ship"; exit 1; fi
+if grep -qE '^(test|src|bench|scripts|\.ci)/' "$out/files.txt"; then echo "pack: test/src/bench/scripts/.ci must not ship (the set-up step is for a clone only)"; exit 1; fi
 mkdir "$out/app" && cd "$out/app"
 npm init -y >/dev/null
 npm install --no-audit --no-fund "$out/$tarball" >/dev/null

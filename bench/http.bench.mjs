@@ -12,6 +12,9 @@
 // (approval by elicitation, answered "approved" by the client; sandboxed run); when no OS sandbox works on the
 // machine every call is refused, and the row says "not measured" with the reason. Prints a table and writes
 // bench/results/http.json (audit log in a temp folder).
+// Each load run is followed by the same run against a bare SDK v2 HTTP server with a trivial tool
+// (bench/bare-http-server.mjs), so the two share the machine's noise; the table gives skills-mcp's calls/s as a ratio
+// of the bare server's in the same round and era.
 //
 // Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
 // build's cli.js), BENCH_HTTP_ROUNDS (repeats of the whole run, default 4: RSS from round 2 on is the leak check).
@@ -43,7 +46,8 @@ const intEnv = (name, fallback) => {
 const CLIENTS = intEnv('BENCH_HTTP_CLIENTS', 50);
 const CALLS = intEnv('BENCH_HTTP_CALLS', 20);
 const ROUNDS = intEnv('BENCH_HTTP_ROUNDS', 4);
-const TARGETS = { errors: 0, rssGrowth: 0.2, sessionsAfter: 0 };
+const TARGETS = { errors: 0, rssGrowth: 0.2, sessionsAfter: 0, throughputRatio: 0.8 };
+const BARE = join(here, 'bare-http-server.mjs');
 const IDLE_MS = 9500;
 
 const out = (line = '') => void process.stdout.write(`${line}\n`);
@@ -55,6 +59,7 @@ const percentile = (xs, p) => {
   const s = sorted(xs);
   return s.length === 0 ? null : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
 };
+const round2 = (x) => Number(x.toFixed(2));
 const round = (x, digits = 2) => (x === null || x === undefined ? null : Number(x.toFixed(digits)));
 
 const rssMiB = (pid) => {
@@ -62,14 +67,8 @@ const rssMiB = (pid) => {
   return m === null ? null : Number(m[1]) / 1024;
 };
 
-function startServer(audit) {
-  const proc = spawn(
-    process.execPath,
-    [CLI, '--http', '--port', '0', '--skills', join(repo, 'skills'), '--no-watch', '--audit', audit],
-    {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    },
-  );
+function startServer(args) {
+  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   const exited = new Promise((r) => proc.once('exit', (code) => r(code)));
@@ -220,16 +219,33 @@ function table(rows) {
 
 async function main() {
   const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-http-bench-'));
-  const server = startServer(join(tmp, 'audit.db'));
+  // /healthz shows the session count only when asked to.
+  writeFileSync(join(tmp, 'bench.yaml'), 'http:\n  health_details: true\n');
+  const server = startServer([
+    CLI,
+    '--config',
+    join(tmp, 'bench.yaml'),
+    '--http',
+    '--port',
+    '0',
+    '--skills',
+    join(repo, 'skills'),
+    '--no-watch',
+    '--audit',
+    join(tmp, 'audit.db'),
+  ]);
+  const bare = startServer([BARE]);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
     server.proc.kill('SIGTERM');
-    await server.exited;
+    bare.proc.kill('SIGTERM');
+    await Promise.all([server.exited, bare.exited]);
   };
   try {
     const url = await server.url;
+    const bareUrl = await bare.url;
     const pid = server.proc.pid;
     const rssCold = rssMiB(pid);
     for (const era of ['legacy', 'auto']) {
@@ -242,11 +258,16 @@ async function main() {
     // Round 1 is the run the issue asks for; further rounds repeat it, so RSS across rounds tells a leak (steady
     // growth) from the heap and allocator sizing themselves once for this load (a plateau).
     const runs = [];
+    const bareRuns = [];
     const rssAfterRound = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const era of ['legacy', 'auto']) {
-        note(`round ${round}, ${era}: ${CLIENTS} clients × ${CALLS} calls of ${TOOL}`);
-        runs.push({ round, ...(await loadRun(url, era)) });
+        note(`round ${round}, ${era}: ${CLIENTS} clients × ${CALLS} calls of ${TOOL}, then the bare server`);
+        const run = { round, ...(await loadRun(url, era)) };
+        const floor = { round, ...(await loadRun(bareUrl, era)) };
+        run.throughputRatio = round2(run.throughput / floor.throughput);
+        runs.push(run);
+        bareRuns.push(floor);
       }
       await sleep(IDLE_MS);
       rssAfterRound.push(rssMiB(pid));
@@ -263,6 +284,8 @@ async function main() {
     const runGrowth = growth(rssBefore, rssRun);
     const roundsGrowth = growth(rssWarm, rssLast);
     const errors = runs.reduce((a, r) => a + r.errors, 0);
+    const ratios = runs.map((r) => r.throughputRatio);
+    const medianRatio = [...ratios].sort((a, b) => a - b)[ratios.length >> 1];
 
     out(
       `Streamable HTTP on loopback: ${CLIENTS} concurrent clients × ${CALLS} calls of "${TOOL}" (read-only), ${ROUNDS} rounds`,
@@ -287,19 +310,37 @@ async function main() {
         'p99 ms',
         'max ms',
         'sessions open',
+        'calls/s vs bare',
       ],
-      ...runs.map((r) => [
-        `${r.era} era`,
-        r.round,
-        r.clients,
-        r.calls,
-        r.errors,
-        r.throughput,
-        r.p50,
-        r.p95,
-        r.p99,
-        r.max,
-        r.sessionsDuring,
+      ...runs.flatMap((r, i) => [
+        [
+          `${r.era} era`,
+          r.round,
+          r.clients,
+          r.calls,
+          r.errors,
+          r.throughput,
+          r.p50,
+          r.p95,
+          r.p99,
+          r.max,
+          r.sessionsDuring,
+          `${r.throughputRatio.toFixed(2)}×`,
+        ],
+        [
+          `  bare SDK server, ${bareRuns[i].era} era`,
+          bareRuns[i].round,
+          bareRuns[i].clients,
+          bareRuns[i].calls,
+          bareRuns[i].errors,
+          bareRuns[i].throughput,
+          bareRuns[i].p50,
+          bareRuns[i].p95,
+          bareRuns[i].p99,
+          bareRuns[i].max,
+          bareRuns[i].sessionsDuring,
+          '1.00×',
+        ],
       ]),
       sandboxed.measured
         ? [
@@ -314,8 +355,22 @@ async function main() {
             sandboxed.p99,
             sandboxed.max,
             '',
+            '',
           ]
-        : [`${SANDBOXED} sandboxed runs (${RUN_TOOL})`, '', 'not measured', '', '', '', '', '', '', '', ''],
+        : [
+            `${SANDBOXED} sandboxed runs (${RUN_TOOL})`,
+            '',
+            'not measured',
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+            '',
+          ],
     ]);
     out();
     out(
@@ -324,6 +379,11 @@ async function main() {
     out();
     const targets = [
       { target: 'errors = 0', actual: String(errors), met: errors === TARGETS.errors },
+      {
+        target: `read-only calls/s ≥ ${TARGETS.throughputRatio}× the bare SDK server (median over the runs)`,
+        actual: `${medianRatio.toFixed(2)}× (runs: ${ratios.map((x) => x.toFixed(2)).join(', ')})`,
+        met: medianRatio >= TARGETS.throughputRatio,
+      },
       {
         target: `server RSS before → after the run ≤ +${TARGETS.rssGrowth * 100} %`,
         actual: `${round(rssBefore, 1)} → ${round(rssRun, 1)} MiB (${pct(runGrowth)})`,
@@ -371,7 +431,9 @@ async function main() {
         clients: CLIENTS,
         callsPerClient: CALLS,
         tool: TOOL,
-        command: 'node dist/cli.js --http --port 0 --skills skills --no-watch --audit $TMP/audit.db',
+        command:
+          'node dist/cli.js --config $TMP/bench.yaml --http --port 0 --skills skills --no-watch --audit $TMP/audit.db',
+        baseline: 'node bench/bare-http-server.mjs',
       },
       rssMiB: {
         idleMs: IDLE_MS,
@@ -381,6 +443,7 @@ async function main() {
       },
       sessionsAfter: after.sessions,
       runs,
+      bareRuns,
       sandboxedRuns: sandboxed,
       targets: targets.map((t) => ({ ...t, status: check(t.met) })),
     };

@@ -4,11 +4,13 @@
 // Run by bench/run.mjs after `npm run build`. Prints a table; writes bench/results/sandbox.json.
 // srt is never a dependency: it is fetched with `npx -p @anthropic-ai/sandbox-runtime@0.0.78`; when it
 // cannot be installed or run, its row says why.
-import { execFile, spawn } from 'node:child_process';
+// SKILLS_MCP_BENCH_BASELINE=<another checkout, built> adds that checkout's adapter as a row of the same rounds, so an
+// old and a new adapter are compared side by side on one machine at one time (the ratio is in the JSON).
+import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import { cpus, release, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { silentLogger } from '../dist/log.js';
 import { createSandbox, loadProfile, defaultProfilesDir, profileLimits } from '../dist/sandbox/index.js';
 
@@ -69,6 +71,22 @@ async function main() {
   const systemPython = realpathSync('/usr/bin/python3');
   const interpreters = [...new Set([pathPython, systemPython])];
 
+  const baselineDir = process.env.SKILLS_MCP_BENCH_BASELINE;
+  const baseline =
+    baselineDir === undefined || baselineDir === ''
+      ? undefined
+      : await (async () => {
+          const mod = await import(pathToFileURL(join(baselineDir, 'dist', 'sandbox', 'index.js')).href);
+          const log = await import(pathToFileURL(join(baselineDir, 'dist', 'log.js')).href);
+          const sb = mod.createSandbox({ log: log.silentLogger(), env: process.env });
+          if (!(await sb.probe()).healthy)
+            throw new Error(`baseline sandbox in ${baselineDir} is unavailable`);
+          const label = spawnSync('git', ['-C', baselineDir, 'log', '-1', '--format=%h'], {
+            encoding: 'utf8',
+          });
+          return { sandbox: sb, label: label.stdout.trim() || baselineDir };
+        })();
+
   const srt = await findSrt();
   if (srt.bin !== undefined) {
     await timed(srt.bin, ['-c', `${systemPython} -c '${CODE}'`]).catch((e) => {
@@ -82,9 +100,9 @@ async function main() {
     const group = py === systemPython ? `${py} (system)` : `${py} (first on PATH)`;
     const add = (name, fn) => rows.push({ group, name, fn, samples: [] });
     add('direct', () => timed(py, ['-c', CODE]));
-    add('skills-mcp adapter (from Node)', async () => {
+    const viaAdapter = (sb) => async () => {
       const t = performance.now();
-      const r = await sandbox.run({
+      const r = await sb.run({
         argv: [py, '-c', CODE],
         cwd: '/tmp',
         env: {},
@@ -97,7 +115,10 @@ async function main() {
       const ms = performance.now() - t;
       if (r.exitCode !== 0 || r.stdout.toString().trim() !== '1') throw new Error(r.stderr.toString());
       return ms;
-    });
+    };
+    add('skills-mcp adapter (from Node)', viaAdapter(sandbox));
+    if (baseline !== undefined)
+      add(`skills-mcp adapter, baseline ${baseline.label}`, viaAdapter(baseline.sandbox));
     add('bwrap, minimal line', () =>
       timed('/usr/bin/bwrap', [
         '--ro-bind',
@@ -127,6 +148,7 @@ async function main() {
     }
   }
   await sandbox.dispose();
+  await baseline?.sandbox.dispose();
 
   const results = rows.map((r) => {
     const direct = rows.find((x) => x.group === r.group && x.name === 'direct');
@@ -139,6 +161,18 @@ async function main() {
       medianMs: Math.round(med * 10) / 10,
       p90Ms: Math.round(pct(r.samples, 0.9) * 10) / 10,
       ratioToDirect: Math.round((med / median(direct.samples)) * 100) / 100,
+      ...(r.name.startsWith('skills-mcp adapter, baseline')
+        ? {
+            newOverBaseline:
+              Math.round(
+                (median(
+                  rows.find((x) => x.group === r.group && x.name.startsWith('skills-mcp adapter (')).samples,
+                ) /
+                  med) *
+                  100,
+              ) / 100,
+          }
+        : {}),
     };
   });
 
@@ -165,6 +199,10 @@ async function main() {
         : `${r.group.padEnd(62)}${r.name.padEnd(42)}${r.medianMs.toFixed(1).padStart(10)}${r.p90Ms.toFixed(1).padStart(9)}${r.ratioToDirect.toFixed(2).padStart(10)}`,
     );
   }
+  for (const r of results.filter((x) => x.newOverBaseline !== undefined))
+    lines.push(
+      `${r.group}: this adapter / ${r.name.replace('skills-mcp adapter, ', '')} = ${r.newOverBaseline.toFixed(2)}`,
+    );
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(here, 'results'), { recursive: true });
   writeFileSync(

@@ -12,6 +12,7 @@ export type ErrorCode =
   | 'SCRIPT_NOT_FOUND'
   | 'RUNNER_UNSUPPORTED'
   | 'INPUT_INVALID'
+  | 'INPUT_TOO_LARGE'
   | 'SANDBOX_DENIED'
   | 'SANDBOX_PROFILE_INVALID'
   | 'SANDBOX_FAILED'
@@ -22,9 +23,19 @@ export type ErrorCode =
   | 'APPROVAL_UNCLAIMED'
   | 'POLICY_DENIED'
   | 'STALE_BINDING'
+  /** Too many sandboxed runs at once (server memory budget or per-session cap): nothing ran. */
+  | 'RUNS_BUSY'
+  /** Too many approvals waiting for an answer (count or input bytes): nothing was asked. */
+  | 'APPROVALS_BUSY'
   | 'AUDIT_FAILED'
   | 'AUDIT_CHAIN_BROKEN'
   | 'KEY_INVALID'
+  /** A skill's dependency declaration cannot be installed as written. */
+  | 'ENV_SPEC_INVALID'
+  /** The skill's environment is not built and installs are off (`dependencies.install: never`). */
+  | 'ENV_MISSING'
+  /** Building a skill's environment failed (nothing was kept). */
+  | 'ENV_INSTALL_FAILED'
   | 'INTERNAL';
 
 export interface SkillsErrorOptions {

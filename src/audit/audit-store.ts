@@ -1,5 +1,7 @@
 import type { EventType } from './event-types.js';
 import type { ExportedEvent } from './parse-event-row.js';
+import type { ChainPoint } from './verify-chain.js';
+import type { ProjectionDifference } from './compare-projections.js';
 import type {
   AppendInput,
   AuditEvent,
@@ -30,6 +32,11 @@ export interface AuditStore {
 
   /** Starts a session (the store records its owner pid/host). The session id is `event.sessionId`. */
   startSession(input: SessionStartInput, options?: { sessionId?: string }): AuditEvent<'session_started'>;
+  /** `startSession` through the group commit: sessions started in the same turn share one transaction and fsync. */
+  startSessionAsync(
+    input: SessionStartInput,
+    options?: { sessionId?: string },
+  ): Promise<AuditEvent<'session_started'>>;
   /** Appends one event in its own transaction. For `tool_call_requested` the call id is `event.callId`. */
   append<I extends AppendInput>(input: I): AuditEvent<I['type']>;
   /** Appends several events atomically (one transaction, one fsync): all are committed or none. */
@@ -48,8 +55,29 @@ export interface AuditStore {
   /** Crash recovery (run by open): closes sessions whose owner process is gone, then verifies the chain. */
   recover(): RecoveryReport;
 
-  /** Checks the whole hash chain; names the first bad row. */
-  verify(): VerifyResult;
+  /** Checks the hash chain (all of it, or what follows an already verified point); names the first bad row. */
+  verify(from?: ChainPoint): VerifyResult;
+  /**
+   * Fails closed from now on: events that ask for an approval or start a process are refused (AUDIT_CHAIN_BROKEN),
+   * the rest (read-only records, refusals, session ends) are still written. The first reason is kept.
+   */
+  refuseRuns(reason: string): void;
+  /** Why runs are refused (a broken chain at open, or `refuseRuns`), or undefined. */
+  runsRefused(): string | undefined;
+  /**
+   * The database's copy of the newest anchor written to the anchor file (its JSON line), or undefined. `audit
+   * verify` checks that the file still holds it: lines cut from the file's end show even when the chain is intact.
+   */
+  lastAnchor(): string | undefined;
+  /** Replaces that copy. Call it inside `withWriteLock`, before appending the same record to the file. */
+  setLastAnchor(record: string): void;
+  /**
+   * Runs `fn` holding the database's write lock (one IMMEDIATE transaction): what `fn` writes commits with it, and
+   * no other writer, in this process or another, runs meanwhile. A throw rolls back.
+   */
+  withWriteLock<T>(fn: () => T): T;
+  /** The hash of one event, without parsing it. */
+  hashAt(eventId: number): string | undefined;
   getEvent(eventId: number): AuditEvent | undefined;
   /** For the gate: grants, denial counts per key, loop-guarded keys, aborted flag; rebuilt from events. */
   sessionState(sessionId: string): SessionState;
@@ -65,6 +93,14 @@ export interface AuditStore {
   /** Clears and replays the projections from events (one transaction). Returns the number of events replayed. */
   rebuildProjections(): number;
   snapshotProjections(): ProjectionSnapshot;
+  /** Rebuilds the summary tables from the events (in memory) and returns where the stored ones differ. */
+  compareProjections(): ProjectionDifference[];
+  /**
+   * SQLite's own check of the file (`PRAGMA quick_check`): what it finds wrong, [] when nothing. An index that no
+   * longer matches its table lets a lookup or listing show rows a scan does not, which neither the chain nor the
+   * summary comparison would see.
+   */
+  checkFile(): string[];
   /** The pragmas in force, read back from SQLite. */
   settings(): AuditSettings;
   /** Closes the connection. Idempotent. */

@@ -31,12 +31,21 @@ interface ApprovalStateRow {
   decided_event_id: number | null;
 }
 
+/** Events that ask a person or start a process: refused while the log cannot vouch for itself. */
+const RUN_EVENTS: ReadonlySet<string> = new Set(['approval_requested', 'tool_call_started']);
+
 /**
  * Returns `write(event)`, which validates one event (payload schema, privacy guard, session/call state),
  * chains it to the current head, inserts it and updates the projections. It must run inside an IMMEDIATE
- * transaction so that reading the head and inserting are one atomic step across processes.
+ * transaction so that reading the head and inserting are one atomic step across processes. While
+ * `runsRefused()` gives a reason (the chain or its anchors failed verification), events that would ask for an
+ * approval or start a process are refused with AUDIT_CHAIN_BROKEN: no new runs, read-only records go on.
  */
-export function createAppender(db: Database, now: () => number): (event: PendingEvent) => AuditEvent {
+export function createAppender(
+  db: Database,
+  now: () => number,
+  runsRefused: () => string | undefined = () => undefined,
+): (event: PendingEvent) => AuditEvent {
   const head = db.prepare('SELECT event_id, hash FROM events ORDER BY event_id DESC LIMIT 1');
   const insert = db.prepare(
     'INSERT INTO events (event_id, ts, session_id, call_id, type, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -96,6 +105,17 @@ export function createAppender(db: Database, now: () => number): (event: Pending
   }
 
   return (e) => {
+    const broken = RUN_EVENTS.has(e.type) ? runsRefused() : undefined;
+    if (broken !== undefined) {
+      throw new SkillsError(
+        'AUDIT_CHAIN_BROKEN',
+        `no new runs: the audit log failed verification (${broken})`,
+        {
+          hint: 'An operator must run `skills-mcp audit verify` and restore the log; read-only tools still answer.',
+          details: { type: e.type },
+        },
+      );
+    }
     if (!ID.test(e.sessionId) || (e.callId !== null && !ID.test(e.callId))) {
       throw refused(e, 'session and call ids are 1-128 characters of [A-Za-z0-9_.:-]');
     }

@@ -120,6 +120,16 @@ CREATE TABLE artifacts (
 ) STRICT;
 `,
   },
+  {
+    version: 2,
+    name: 'copy of the newest audit anchor',
+    sql: `
+CREATE TABLE last_anchor (
+  id INTEGER PRIMARY KEY CHECK (id = 1),
+  record TEXT NOT NULL
+) STRICT;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

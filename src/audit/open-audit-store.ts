@@ -12,6 +12,7 @@ import { createGroupCommit } from './create-group-commit.js';
 import { type SessionOwner, isOwnerAlive } from './is-owner-alive.js';
 import { assertKnownVersion, migrate } from './migrate.js';
 import { parseEventRow, parseRawEventRow } from './parse-event-row.js';
+import { compareProjections } from './compare-projections.js';
 import { findCallIds, getCall, listCalls } from './query-calls.js';
 import { rebuildProjections, snapshotProjections } from './rebuild-projections.js';
 import { recoverSessions } from './recover-sessions.js';
@@ -76,7 +77,8 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       : new SkillsError('AUDIT_FAILED', `cannot open the audit log at ${path}`, { cause: e });
   }
 
-  const write = readOnly ? undefined : createAppender(db, now);
+  let refusal: string | undefined;
+  const write = readOnly ? undefined : createAppender(db, now, () => refusal);
   const writeTx = write && db.transaction((events: PendingEvent[]) => events.map(write));
   const commit = (events: PendingEvent[]): AuditEvent[] => {
     writable();
@@ -112,8 +114,10 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
         'audit recovery closed sessions left open by a stopped server',
       );
     }
-    if (chain && !chain.ok)
+    if (chain && !chain.ok) {
       log.error({ eventId: chain.badEventId, reason: chain.reason }, 'audit chain broken');
+      refusal ??= `chain broken at event ${chain.badEventId}: ${chain.reason}`;
+    }
     return report;
   };
 
@@ -139,6 +143,17 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
         { type: 'session_started', sessionId, callId: null, payload },
       ])[0] as AuditEvent<'session_started'>;
     },
+    startSessionAsync: async (input, opts) => {
+      writable();
+      const sessionId = opts?.sessionId ?? newId();
+      const payload = { ...input, owner };
+      return (await group!.append({
+        type: 'session_started',
+        sessionId,
+        callId: null,
+        payload,
+      })) as AuditEvent<'session_started'>;
+    },
     append: <I extends AppendInput>(input: I) => commit([toPending(input)])[0] as AuditEvent<I['type']>,
     appendMany: (inputs) => commit(inputs.map(toPending)),
     appendAsync: async <I extends AppendInput>(input: I) => {
@@ -157,7 +172,42 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       ) as AuditEvent<'session_ended'>;
     },
     recover,
-    verify: () => guard('verify', () => verifyChain(db)),
+    verify: (from) => guard('verify', () => verifyChain(db, from)),
+    refuseRuns: (reason) => {
+      if (refusal === undefined) log.error({ reason }, 'audit log failed verification: new runs are refused');
+      refusal ??= reason;
+    },
+    runsRefused: () => refusal,
+    lastAnchor: () =>
+      guard('read', () => {
+        const table = db
+          .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'last_anchor'")
+          .get();
+        if (table === undefined) return undefined; // a log from before anchors were copied (read-only open)
+        const row = db.prepare('SELECT record FROM last_anchor WHERE id = 1').get() as
+          { record: string } | undefined;
+        return row?.record;
+      }),
+    setLastAnchor: (record) => {
+      writable();
+      guard('write', () =>
+        db
+          .prepare(
+            'INSERT INTO last_anchor (id, record) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET record = excluded.record',
+          )
+          .run(record),
+      );
+    },
+    withWriteLock: (fn) => {
+      writable();
+      return db.transaction(fn).immediate();
+    },
+    hashAt: (eventId) =>
+      guard('read', () => {
+        const row = db.prepare('SELECT hash FROM events WHERE event_id = ?').get(eventId) as
+          { hash: string } | undefined;
+        return row?.hash;
+      }),
     getEvent: (eventId) =>
       guard('read', () => {
         const row = db.prepare('SELECT * FROM events WHERE event_id = ?').get(eventId);
@@ -182,6 +232,13 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       return guard('rebuild', () => rebuildProjections(db));
     },
     snapshotProjections: () => guard('read', () => snapshotProjections(db)),
+    compareProjections: () => guard('read', () => compareProjections(db)),
+    checkFile: () =>
+      guard('read', () =>
+        (db.pragma('quick_check(20)') as { quick_check: string }[])
+          .map((r) => r.quick_check)
+          .filter((m) => m !== 'ok'),
+      ),
     settings: () => guard('read', () => readSettings(db)),
     close: () => {
       if (!db.open) return;

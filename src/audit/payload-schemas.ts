@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approval-vocabulary.js';
 import type { EventType } from './event-types.js';
+import { auditKeyNames, auditPath } from './model-text.js';
 
 /*
  * Payloads hold hashes, sizes, counts, key names and our own identifiers: never env values, file contents,
@@ -84,19 +85,39 @@ export const SessionStartedPayloadSchema = z.strictObject({
     .describe('Filled in by the store: lets recovery tell a live session from a crashed one'),
 });
 
-export const ToolCallRequestedPayloadSchema = z.strictObject({
-  tool: Name.describe('MCP tool name'),
-  skill: Name.nullable().describe('Catalog skill name, null when the request did not resolve to a skill'),
-  script: RelPath.optional().describe('Skill-relative script path, when the call runs one'),
-  input_sha256: Sha256Schema.describe('sha256 of the canonical JSON input'),
-  input_bytes: Bytes.describe('Size of the canonical JSON input'),
-  input_keys: z.array(KeyName).max(256).describe('Top-level input key names, sorted'),
-  bundle_sha256: Sha256Schema.nullable().describe('Content binding of the skill, null when not resolved'),
-  approval_key: Sha256Schema.nullable().describe('Approval key (DESIGN §7), null for read-only tools'),
-  valid: z.boolean().describe('Whether the input validated against the tool schema'),
-  read_only: z.boolean().optional().describe('True for tools that never run code'),
-  error_code: Code.optional().describe('Why the request is invalid (SkillsError code)'),
-});
+export const ToolCallRequestedPayloadSchema = z
+  .strictObject({
+    tool: Name.describe('MCP tool name'),
+    skill: Name.nullable().describe('Catalog skill name, null when the request did not resolve to a skill'),
+    script: z
+      .string()
+      .min(1)
+      .transform(auditPath)
+      .optional()
+      .describe('Skill-relative script path, when the call runs one (a digest when it is not a plain path)'),
+    input_sha256: Sha256Schema.describe('sha256 of the canonical JSON input'),
+    input_bytes: Bytes.describe('Size of the canonical JSON input'),
+    input_keys: z
+      .array(z.string())
+      .describe(
+        'Top-level input key names, sorted: plain names of up to 32 characters as they are, others as a digest; at most 64',
+      ),
+    input_keys_omitted: z.int().min(1).optional().describe('Key names past the first 64, not kept'),
+    bundle_sha256: Sha256Schema.nullable().describe('Content binding of the skill, null when not resolved'),
+    env_sha256: Sha256Schema.optional().describe(
+      "Identity of the skill's environment, when it declares packages",
+    ),
+    approval_key: Sha256Schema.nullable().describe(
+      'Approval key (sha256 of the tool and its sanitized request), null for read-only tools',
+    ),
+    valid: z.boolean().describe('Whether the input validated against the tool schema'),
+    read_only: z.boolean().optional().describe('True for tools that never run code'),
+    error_code: Code.optional().describe('Why the request is invalid (SkillsError code)'),
+  })
+  .transform(({ input_keys, input_keys_omitted, ...rest }) => {
+    const { kept, omitted } = auditKeyNames(input_keys, input_keys_omitted);
+    return { ...rest, input_keys: kept, ...(omitted > 0 ? { input_keys_omitted: omitted } : {}) };
+  });
 
 export const PolicyDecidedPayloadSchema = z.strictObject({
   decision: z.enum(['allow', 'ask', 'deny']).describe('Policy outcome'),
@@ -141,14 +162,45 @@ export const ToolCallStartedPayloadSchema = z.strictObject({
   args_count: z.int().min(0).optional().describe('Number of arguments passed after argv'),
   args_sha256: Sha256Schema.optional().describe('sha256 of the canonical JSON list of those arguments'),
   env_keys: z.array(KeyName).max(512).describe('Names of the env vars passed, sorted'),
-  sandbox: z.record(z.string(), JsonValueSchema).describe('Sandbox evidence (DESIGN §8), integers only'),
+  sandbox: z
+    .record(z.string(), JsonValueSchema)
+    .describe('Sandbox evidence (what was enforced), integers only'),
   output_dir: z.string().min(1).max(4096).describe('Host path of the per-call output folder'),
+  env_sha256: Sha256Schema.optional().describe("Identity of the skill's environment mounted for the run"),
+  env_install: z.boolean().optional().describe('True when the call builds that environment before running'),
 });
 
 export const ArtifactSchema = z.strictObject({
   path: RelPath.describe('Path inside the output files folder'),
   sha256: Sha256Schema.describe('Content digest'),
   bytes: Bytes.describe('File size'),
+});
+
+/** True when the audit log can hold `p` as an artifact path (else the file is left out, its name recorded as a digest). */
+export const isRecordablePath = (p: string): boolean => RelPath.safeParse(p).success;
+
+export const RefusedArtifactSchema = z.strictObject({
+  path_sha256: Sha256Schema.describe('sha256 of the raw name, which the log cannot hold as a path'),
+});
+
+/** A workspace path as the log holds it: the path when recordable, else its digest. */
+const WorkspacePathSchema = z.strictObject({
+  path: RelPath.optional().describe('Path relative to the workspace'),
+  path_sha256: Sha256Schema.optional().describe('sha256 of a name the log cannot hold as a path'),
+});
+
+export const WorkspaceChangesSchema = z.strictObject({
+  written: z
+    .array(
+      WorkspacePathSchema.extend({
+        sha256: Sha256Schema.describe('Digest of the content written'),
+        bytes: Bytes.describe('Size written'),
+      }),
+    )
+    .max(20_000)
+    .describe('Files the run created or rewrote in the workspace'),
+  deleted: z.array(WorkspacePathSchema).max(20_000).describe('Files the run deleted from the workspace'),
+  refused: z.int().min(0).describe('Changes not applied (protected, conflicting or not regular files)'),
 });
 
 export const ToolCallFinishedPayloadSchema = z.strictObject({
@@ -162,6 +214,19 @@ export const ToolCallFinishedPayloadSchema = z.strictObject({
   truncated: z.boolean().optional().describe('Output was capped'),
   error_code: Code.optional().describe('SkillsError code behind a non-ok status'),
   artifacts: z.array(ArtifactSchema).max(10_000).describe('Files the call produced'),
+  artifacts_refused: z
+    .array(RefusedArtifactSchema)
+    .max(1000)
+    .optional()
+    .describe('Files left out because their names are not recordable paths'),
+  env_installed: z
+    .array(z.string().regex(/^[^\s]{1,300}$/, 'name==version or name@version'))
+    .max(5000)
+    .optional()
+    .describe('Packages this call installed into its environment (names and versions)'),
+  workspace_changes: WorkspaceChangesSchema.optional().describe(
+    'What a run granted workspace writes changed on the host, as applied',
+  ),
 });
 
 export const ToolCallInterruptedPayloadSchema = z.strictObject({

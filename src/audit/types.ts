@@ -112,7 +112,7 @@ export interface ListCallsFilter {
   limit?: number;
 }
 
-/** What the gate rebuilds a session from (DESIGN §7 scope). */
+/** What the gate rebuilds a session from: its grants, denials and aborts. */
 export interface SessionState {
   sessionId: string;
   exists: boolean;

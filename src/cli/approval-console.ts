@@ -1,3 +1,5 @@
+import { rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Config } from '../config/config-schema.js';
 import type { ApprovalConsole } from '../console/index.js';
 import type { Logger } from '../log.js';
@@ -16,7 +18,11 @@ export function consoleEnabled(config: Config, io: CliIo, platform: NodeJS.Platf
   return c === 'auto' ? isDesktopSession(io.env, platform) : c;
 }
 
-/** Starts the approval console when the config asks for it; logs its URL (the URL is the credential). */
+/**
+ * Starts the approval console when the config asks for it. Its URL is the credential: it goes only into a private
+ * file in the state folder (`skills-mcp console` prints it; the browser is opened on a file that forwards to it),
+ * never into a log line.
+ */
 export async function startConsoleIfEnabled(
   config: Config,
   log: Logger,
@@ -25,9 +31,10 @@ export async function startConsoleIfEnabled(
 ): Promise<{ console: ApprovalConsole; close: () => Promise<void> } | undefined> {
   if (!consoleEnabled(config, io, process.platform)) return undefined;
   // Loaded only when the console is on: it stays off the start-up path otherwise.
-  const { createBrowserOpener, startApprovalConsole } = await import('../console/index.js');
+  const { createBrowserOpener, startApprovalConsole, writeLinkFile } = await import('../console/index.js');
+  const stateDir = dirname(services.auditPath);
   const opener = config.approval.console_open_browser
-    ? createBrowserOpener({ log, platform: process.platform })
+    ? createBrowserOpener({ log, platform: process.platform, stateDir })
     : undefined;
   const con = await startApprovalConsole({
     runner: services.runner,
@@ -35,12 +42,22 @@ export async function startConsoleIfEnabled(
     log,
     ...(opener === undefined ? {} : { openBrowser: (url: string) => opener.open(url) }),
   });
-  log.info({ url: con.url }, 'approval console ready');
+  let linkFile: string | undefined;
+  try {
+    linkFile = writeLinkFile(stateDir, String(process.pid), con.url);
+  } catch (err) {
+    log.warn(
+      { err },
+      'could not write the approval console link file: `skills-mcp console` will not find it',
+    );
+  }
+  log.info({ command: 'skills-mcp console' }, 'approval console ready');
   return {
     console: con,
     close: async () => {
       await con.close();
       opener?.dispose();
+      if (linkFile !== undefined) rmSync(linkFile, { force: true });
     },
   };
 }

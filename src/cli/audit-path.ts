@@ -1,9 +1,10 @@
 import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
 import { defaultAuditPath } from '../audit/default-audit-path.js';
 import type { Config } from '../config/config-schema.js';
 import type { CliIo } from './io.js';
 
-/** `--audit` / `audit:` / SKILLS_MCP_AUDIT, else the platform default (DESIGN §10). */
+/** `--audit` / `audit:` / SKILLS_MCP_AUDIT, else the platform default (see default-audit-path.ts). */
 export const resolveAuditPath = (config: Config, io: CliIo): string =>
   config.audit ?? defaultAuditPath({ env: io.env, platform: process.platform, home: homedir() });
 
@@ -23,3 +24,17 @@ export function takeGlobalFlags(args: string[]): { rest: string[]; audit?: strin
   }
   return { rest, ...found };
 }
+
+/** Where the audit anchors and their key are: `audit_anchors.file` / `.key_file`, else beside the database. */
+export const resolveAnchorPaths = (config: Config, auditPath: string): { file: string; keyFile: string } => ({
+  file: config.audit_anchors.file ?? `${auditPath}.anchors`,
+  keyFile: config.audit_anchors.key_file ?? join(dirname(auditPath), 'audit-anchor.key'),
+});
+
+/** Where per-call output folders go: `data_dir`, else `runs/` beside the audit database. */
+export const resolveRunsDir = (config: Config, auditPath: string): string =>
+  config.data_dir ?? join(dirname(auditPath), 'runs');
+
+/** Where the verified copies of skill bundles go: `bundles/` in `data_dir`, else beside the audit database. */
+export const resolveBundlesDir = (config: Config, auditPath: string): string =>
+  join(config.data_dir ?? dirname(auditPath), 'bundles');

@@ -1,36 +1,49 @@
+import { escapeForDisplay } from '../escape-for-display.js';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openAuditStore } from '../audit/open-audit-store.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { CallDetail, CallRow } from '../audit/types.js';
 import { isSkillsError } from '../errors.js';
+import { auditReanchor } from './audit-reanchor.js';
+import { auditVerify, type AnchorPaths } from './audit-verify.js';
 import { AUDIT_HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 
 type Sub = Exclude<keyof typeof AUDIT_HELP, 'audit'>;
-const SUBS: readonly Sub[] = ['verify', 'list', 'show', 'export'];
+const SUBS: readonly Sub[] = ['verify', 'reanchor', 'list', 'show', 'export'];
 const OPTIONS = {
   session: { type: 'string' },
   skill: { type: 'string' },
   limit: { type: 'string' },
   json: { type: 'boolean' },
   jsonl: { type: 'boolean' },
+  anchors: { type: 'string' },
+  'anchor-key': { type: 'string' },
+  'i-understand': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 const ALLOWED: Record<Sub, readonly string[]> = {
-  verify: ['json'],
+  verify: ['json', 'anchors', 'anchor-key'],
+  reanchor: ['i-understand', 'anchors', 'anchor-key'],
   list: ['session', 'skill', 'limit', 'json'],
   show: ['json'],
   export: ['jsonl'],
 };
 
-/** `skills-mcp audit …`. Opens the log read-only; writes only through `io`. */
-export function runAudit(args: string[], io: CliIo, opts: { auditPath: string }): Promise<ExitCode> {
+/** `skills-mcp audit …`. Opens the log read-only (`reanchor` excepted); writes only through `io`. */
+export function runAudit(args: string[], io: CliIo, opts: AuditOptions): Promise<ExitCode> {
   // The store is synchronous; the promise keeps the dispatcher's async contract.
   return Promise.resolve().then(() => audit(args, io, opts));
 }
 
-function audit(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode {
+export interface AuditOptions {
+  auditPath: string;
+  /** Where the anchors and their key are (flags --anchors and --anchor-key override). */
+  anchors: AnchorPaths;
+}
+
+function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     (sub === undefined ? io.err : io.out)(`${AUDIT_HELP.audit}\n`);
@@ -65,6 +78,13 @@ function audit(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode
     return usage(io, '--limit takes a positive whole number', command);
   }
 
+  if (command === 'reanchor' && values['i-understand'] !== true) {
+    return usage(
+      io,
+      'reanchor accepts the audit log as it stands now, whatever happened to it before: say --i-understand',
+      command,
+    );
+  }
   if (!existsSync(opts.auditPath)) {
     io.err(
       `skills-mcp audit: no audit log at ${opts.auditPath}\n` +
@@ -74,23 +94,33 @@ function audit(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode
   }
   let store: AuditStore | undefined;
   try {
-    store = openAuditStore({ path: opts.auditPath, readOnly: true });
+    store = openAuditStore(
+      command === 'reanchor'
+        ? { path: opts.auditPath, recover: false, verifyOnOpen: false }
+        : { path: opts.auditPath, readOnly: true },
+    );
+    const anchors = {
+      file: values.anchors ?? opts.anchors.file,
+      keyFile: values['anchor-key'] ?? opts.anchors.keyFile,
+    };
     switch (command) {
       case 'verify':
-        return verify(store, io, values.json === true);
+        return auditVerify(store, io, values.json === true, anchors);
+      case 'reanchor':
+        return auditReanchor(store, io, anchors);
       case 'list': {
         const calls = store.listCalls({
           ...(values.session === undefined ? {} : { sessionId: values.session }),
           ...(values.skill === undefined ? {} : { skill: values.skill }),
           ...(limit === undefined ? {} : { limit }),
         });
-        io.out(values.json ? `${JSON.stringify(calls, null, 2)}\n` : listTable(calls));
+        io.out(values.json ? `${jsonText(calls, 2)}\n` : listTable(calls));
         return 0;
       }
       case 'show':
         return show(store, io, positionals[0]!, values.json === true);
     }
-    for (const e of store.exportEvents()) io.out(`${JSON.stringify(e)}\n`);
+    for (const e of store.exportEvents()) io.out(`${jsonText(e)}\n`);
     return 0;
   } catch (e) {
     const hint = isSkillsError(e) && e.hint ? `\n${e.hint}` : '';
@@ -106,19 +136,9 @@ function usage(io: CliIo, message: string, command?: Sub): ExitCode {
   return 2;
 }
 
-function verify(store: AuditStore, io: CliIo, json: boolean): ExitCode {
-  const r = store.verify();
-  if (json) io.out(`${JSON.stringify(r, null, 2)}\n`);
-  else if (r.ok)
-    io.out(r.events === 0 ? 'ok: the log is empty\n' : `ok: ${r.events} events verified, head ${r.head}\n`);
-  else {
-    io.err(
-      `skills-mcp audit: chain broken at event ${r.badEventId} (${r.reason}): ${r.detail}\n` +
-        `The ${r.events} events before it verify.\n`,
-    );
-  }
-  return r.ok ? 0 : 1;
-}
+/** JSON for the terminal: still the same JSON, with every character that could act on a terminal as `\uXXXX`. */
+const jsonText = (value: unknown, indent?: number): string =>
+  escapeForDisplay(JSON.stringify(value, null, indent), { multiline: true, json: true });
 
 const time = (ts: number | null): string =>
   ts === null ? '-' : new Date(ts).toISOString().replace('T', ' ');
@@ -127,16 +147,18 @@ const short = (id: string): string => id.slice(0, 8);
 function listTable(calls: CallRow[]): string {
   const rows = [['CALL', 'TIME (UTC)', 'SESSION', 'TOOL', 'SKILL', 'STATUS', 'APPROVAL', 'MS']];
   for (const c of calls) {
-    rows.push([
-      short(c.callId),
-      time(c.requestedTs),
-      short(c.sessionId),
-      c.tool,
-      [c.skill ?? '-', c.script].filter(Boolean).join(' '),
-      c.status ?? c.state,
-      c.approvalDecision ? `${c.approvalDecision} (${c.approvalReason})` : '-',
-      c.durationMs === null ? '-' : String(c.durationMs),
-    ]);
+    rows.push(
+      [
+        short(c.callId),
+        time(c.requestedTs),
+        short(c.sessionId),
+        c.tool,
+        [c.skill ?? '-', c.script].filter(Boolean).join(' '),
+        c.status ?? c.state,
+        c.approvalDecision ? `${c.approvalDecision} (${c.approvalReason})` : '-',
+        c.durationMs === null ? '-' : String(c.durationMs),
+      ].map((cell) => escapeForDisplay(cell)),
+    );
   }
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
   const lines = rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]!))).join('  '));
@@ -149,12 +171,12 @@ function show(store: AuditStore, io: CliIo, id: string, json: boolean): ExitCode
     const matches = store.findCallIds(id, 6);
     if (matches.length !== 1) {
       const why = matches.length === 0 ? 'no call matches' : `${matches.slice(0, 5).join(', ')}… all match`;
-      io.err(`skills-mcp audit: ${why} "${id}"\n`);
+      io.err(`skills-mcp audit: ${escapeForDisplay(`${why} "${id}"`)}\n`);
       return 1;
     }
     detail = store.getCall(matches[0]!)!;
   }
-  io.out(json ? `${JSON.stringify(detail, null, 2)}\n` : describeCall(detail));
+  io.out(json ? `${jsonText(detail, 2)}\n` : describeCall(detail));
   return 0;
 }
 
@@ -179,5 +201,6 @@ function describeCall({ call: c, approval, artifacts, events }: CallDetail): str
   }
   out.push('events');
   for (const e of events) out.push(`  #${e.eventId}  ${time(e.ts)}  ${e.type}  ${JSON.stringify(e.payload)}`);
-  return `${out.join('\n')}\n`;
+  // One escaped line per entry: a name holding a line feed or a terminal sequence cannot forge a line.
+  return `${out.map((line) => escapeForDisplay(line)).join('\n')}\n`;
 }

@@ -1,7 +1,6 @@
 import { realpathSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { isLoopbackHost } from '../transport/http/is-loopback-host.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
@@ -98,8 +97,9 @@ function printRemoteSnippet(client: Client, name: string, url: string, io: CliIo
     );
     return 2;
   }
-  const needsToken = !isLoopbackHost(parsed.hostname);
-  const headers = needsToken ? { headers: { Authorization: 'Bearer <token>' } } : {};
+  // Loopback too: over HTTP a client's approval form counts only when the server has a token (any local program can
+  // reach a loopback port), so every snippet carries the header to fill in.
+  const headers = { headers: { Authorization: 'Bearer <token>' } };
   let snippet: string;
   switch (client) {
     case 'claude-desktop':
@@ -122,13 +122,13 @@ function printRemoteSnippet(client: Client, name: string, url: string, io: CliIo
       break;
     case 'claude-code':
       snippet = ['claude', 'mcp', 'add', '--transport', 'http', name, url]
-        .concat(needsToken ? ['--header', 'Authorization: Bearer <token>'] : [])
+        .concat(['--header', 'Authorization: Bearer <token>'])
         .map(shellQuote)
         .join(' ');
       break;
   }
   io.err(`${WHERE[client]}\n`);
-  if (needsToken) io.err("Replace <token> with the server's token (its --token-file or SKILLS_MCP_TOKEN).\n");
+  io.err("Replace <token> with the server's token (its --token-file or SKILLS_MCP_TOKEN).\n");
   io.out(`${snippet}\n`);
   return 0;
 }

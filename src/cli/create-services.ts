@@ -6,12 +6,15 @@ import { createLazyRunner } from '../runner/lazy-runner.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
-import { resolveAuditPath } from './audit-path.js';
+import { createSkillPins, type SkillPins } from '../gate/skill-pins.js';
+import { resolveAnchorPaths, resolveAuditPath, resolveBundlesDir, resolveRunsDir } from './audit-path.js';
 import type { CliIo } from './io.js';
 import { packageRoot } from '../package-root.js';
 
 export interface Services {
   runner: Runner;
+  /** The folder each skill name first stood for; observe every reloaded catalog. */
+  skillPins: SkillPins;
   auditPath: string;
   /** The audit log, opened (with recovery) on first use. */
   audit: () => Promise<AuditStore>;
@@ -33,11 +36,22 @@ export function createServices(
   version: string,
 ): Services {
   const auditPath = resolveAuditPath(config, io);
+  const runsDir = resolveRunsDir(config, auditPath);
+  const envsDir = config.dependencies.dir ?? join(dirname(auditPath), 'envs');
+  const bundlesDir = resolveBundlesDir(config, auditPath);
+  const consoleDir = join(dirname(auditPath), 'console');
+  // Pinned now, before any call loads the runner: the folders served at start are the ones the rules were written for.
+  const skillPins = createSkillPins();
+  skillPins.observe(catalog().skills);
+  const stopPruning = keepRunsPruned(runsDir, config.runs.retention_days, log);
+  const stopPruningBundles = keepBundlesPruned(bundlesDir, auditPath, config.runs.bundle_retention_days, log);
   let audit: Promise<AuditStore> | undefined;
   let sandbox: Promise<Sandbox> | undefined;
+  let stopAnchoring: (() => void) | undefined;
   const openAudit = () =>
-    (audit ??= import('../audit/open-audit-store.js').then(({ openAuditStore }) => {
+    (audit ??= import('../audit/open-audit-store.js').then(async ({ openAuditStore }) => {
       const store = openAuditStore({ path: auditPath, log });
+      stopAnchoring = await anchor(store, config, auditPath, log);
       const r = store.recovery;
       if (r !== null && (r.interruptedCalls.length > 0 || r.closedSessions.length > 0)) {
         log.warn(
@@ -63,25 +77,112 @@ export function createServices(
     import('../runner/create-runner.js').then(({ createRunner }) =>
       createRunner({
         catalog,
+        skillPins,
         config,
         log,
         version,
         audit: openAudit,
         sandbox: openSandbox,
         env: io.env,
-        runsDir: config.data_dir ?? join(dirname(auditPath), 'runs'),
+        runsDir,
+        envsDir,
+        // What the server reads or runs: a workspace-writing run never changes these when they lie in the workspace
+        // (a planted or rewritten bundle copy would run instead of the approved one).
+        serverPaths: [
+          auditPath,
+          envsDir,
+          bundlesDir,
+          consoleDir,
+          ...(config.sandbox.profiles_dir === undefined ? [] : [config.sandbox.profiles_dir]),
+        ],
+        privatePaths: [consoleDir],
+        bundlesDir,
       }),
     ),
   );
   return {
     runner,
+    skillPins,
     auditPath,
     audit: openAudit,
     sandbox: openSandbox,
     async close() {
+      stopPruning();
+      stopPruningBundles();
       await runner.close();
       if (sandbox !== undefined) await (await sandbox).dispose();
-      if (audit !== undefined) (await audit).close();
+      if (audit !== undefined) {
+        const store = await audit;
+        stopAnchoring?.();
+        store.close();
+      }
     },
   };
 }
+
+/** Starts anchoring the audit log; a key that cannot be used refuses new runs (read-only tools go on). */
+async function anchor(store: AuditStore, config: Config, auditPath: string, log: Logger) {
+  const { startAnchoring } = await import('../audit/start-anchoring.js');
+  const paths = resolveAnchorPaths(config, auditPath);
+  try {
+    const anchoring = startAnchoring({
+      store,
+      keyFile: paths.keyFile,
+      file: paths.file,
+      intervalMs: config.audit_anchors.interval_ms,
+      logAnchors: config.audit_anchors.log,
+      log,
+    });
+    return () => anchoring.stop();
+  } catch (err) {
+    log.error({ err }, 'cannot anchor the audit log');
+    store.refuseRuns('the anchor key or file cannot be used');
+    return undefined;
+  }
+}
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+
+/** Runs `prune(cutoffMs)` in the background soon after start, then every 6 hours (off with 0 days). */
+function pruneInBackground(days: number, prune: (cutoffMs: number) => Promise<void>): () => void {
+  if (days === 0) return () => undefined;
+  const run = () => void prune(Date.now() - days * DAY_MS);
+  const first = setTimeout(run, 5_000);
+  const every = setInterval(run, 6 * 60 * 60 * 1000);
+  first.unref();
+  every.unref();
+  return () => {
+    clearTimeout(first);
+    clearInterval(every);
+  };
+}
+
+/** Removes call folders past the retention. */
+const keepRunsPruned = (runsDir: string, days: number, log: Logger) =>
+  pruneInBackground(days, (cutoffMs) =>
+    import('../runner/prune-runs.js')
+      .then(({ pruneRuns }) => {
+        const removed = pruneRuns(runsDir, cutoffMs);
+        if (removed.length > 0) log.info({ removed: removed.length, days }, 'removed old call folders');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'could not remove old call folders')),
+  );
+
+/**
+ * Removes bundle copies not used for `days`: never one a run holds, nor one a live session's calls refer to (read
+ * from the audit log).
+ */
+const keepBundlesPruned = (bundlesDir: string, auditPath: string, days: number, log: Logger) =>
+  pruneInBackground(days, (cutoffMs) =>
+    import('../skills/prune-bundles.js')
+      .then(async ({ pruneBundles }) => {
+        const { removed } = await pruneBundles(bundlesDir, {
+          cutoffMs,
+          // The audit log is read only when some copy is old enough.
+          referenced: async () =>
+            (await import('../audit/referenced-bundles.js')).referencedBundles(auditPath),
+        });
+        if (removed.length > 0) log.info({ removed: removed.length, days }, 'removed unused bundle copies');
+      })
+      .catch((err: unknown) => log.warn({ err }, 'could not remove unused bundle copies')),
+  );

@@ -7,6 +7,7 @@ import {
   type ProbeResult,
   type Profile,
   type Sandbox,
+  type SandboxOptions,
 } from '../sandbox/index.js';
 import type { CliIo, ExitCode } from './io.js';
 
@@ -80,6 +81,8 @@ function render(rep: DoctorReport): string {
     `  diagnosis     ${s.diagnosis.code}: ${s.diagnosis.message}`,
   ];
   if (s.diagnosis.hint !== undefined) lines.push(`  fix           ${s.diagnosis.hint}`);
+  if (!s.healthy)
+    lines.push('  effect        skill scripts are refused (SANDBOX_DENIED) until this is fixed');
   if (s.diagnosis.detail !== undefined)
     lines.push(`  detail        ${s.diagnosis.detail.replace(/\n/g, ' | ')}`);
   const layer = s.limits.cgroup === 'none' ? 'no cgroups' : `cgroup ${s.limits.cgroup}`;
@@ -92,8 +95,9 @@ function render(rep: DoctorReport): string {
       `  sandbox uid   ${s.sandboxUid}${rep.serverUid === 0 ? ' (server runs as root; scripts do not)' : ''}`,
     );
   }
-  lines.push('  interpreters');
-  for (const i of rep.interpreters) {
+  if (!s.healthy) lines.push('  interpreters  not checked: they run only inside the sandbox');
+  else lines.push('  interpreters');
+  for (const i of s.healthy ? rep.interpreters : []) {
     const where = i.command === undefined ? 'not found' : i.command;
     const via = i.source !== undefined && i.source !== i.command ? ` via ${i.source}` : '';
     const mounts = i.mounts !== undefined && i.mounts.length > 0 ? `; mounts ${i.mounts.join(', ')}` : '';
@@ -106,7 +110,14 @@ function render(rep: DoctorReport): string {
   return `${lines.join('\n')}\n`;
 }
 
-export async function runDoctor(args: string[], io: CliIo): Promise<ExitCode> {
+/** What a test may swap in the sandbox doctor checks: where bwrap is looked for, how host facts are read. */
+export type DoctorSandboxOptions = Pick<SandboxOptions, 'bwrapCandidates' | 'hostFacts'>;
+
+export async function runDoctor(
+  args: string[],
+  io: CliIo,
+  sandboxOptions: DoctorSandboxOptions = {},
+): Promise<ExitCode> {
   let json = false;
   let profilesDir: string | undefined;
   for (let i = 0; i < args.length; i++) {
@@ -122,6 +133,7 @@ export async function runDoctor(args: string[], io: CliIo): Promise<ExitCode> {
     }
   }
   const sb = createSandbox({
+    ...sandboxOptions,
     log: silentLogger(),
     env: io.env,
     ...(profilesDir === undefined ? {} : { profilesDir }),

@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '../escape-for-display.js';
 import { relative } from 'node:path';
 import type { Finding } from '../skills/types.js';
 
@@ -7,6 +8,8 @@ export const displayPath = (path: string, cwd: string): string => {
   return rel === '' || rel.startsWith('..') ? path : rel;
 };
 
-/** `path:line: rule: message`, warnings marked. */
+/** `path:line: rule: message`, warnings marked; escaped for the terminal (names and paths come from skill authors). */
 export const formatFinding = (f: Finding, cwd: string): string =>
-  `${displayPath(f.path, cwd)}:${f.line ?? 1}: ${f.rule}: ${f.message}${f.severity === 'warning' ? ' (warning)' : ''}`;
+  escapeForDisplay(
+    `${displayPath(f.path, cwd)}:${f.line ?? 1}: ${f.rule}: ${f.message}${f.severity === 'warning' ? ' (warning)' : ''}`,
+  );

@@ -1,9 +1,12 @@
 /** Help texts of `skills-mcp audit` and its subcommands. */
 export const AUDIT_HELP = {
-  audit: `Usage: skills-mcp audit <verify|list|show|export> [options] [--audit PATH]
+  audit: `Usage: skills-mcp audit <verify|reanchor|list|show|export> [options] [--audit PATH]
 
-Reads the audit log (SQLite, never modified by these commands).
-  verify [--json]                              check the hash chain; exit 1 naming the first bad event
+Reads the audit log (SQLite; only reanchor writes to it, and only to record a new anchor).
+  verify [--json] [--anchors FILE] [--anchor-key FILE]
+                                               check the chain, its signed anchors and the summary tables
+  reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
+                                               accept the log as it stands: set the anchors aside, sign anew
   list [--session ID] [--skill NAME] [--limit N] [--json]
                                                calls, oldest first (--limit keeps the most recent N)
   show <call> [--json]                         one call and its events (a unique id prefix is enough)
@@ -11,10 +14,21 @@ Reads the audit log (SQLite, never modified by these commands).
 
 The log holds hashes, sizes and key names: never env values, file contents or raw inputs.
 hash = sha256(prev_hash + "\\n" + canonical JSON of {event_id, ts, session_id, call_id, type, payload}).`,
-  verify: `Usage: skills-mcp audit verify [--json]
+  verify: `Usage: skills-mcp audit verify [--json] [--anchors FILE] [--anchor-key FILE]
 
-Recomputes every event's hash and link. Prints the event count and the head hash (record it elsewhere
-to detect truncation or a rewritten log). Exits 1 and names the first bad event when the chain is broken.`,
+Recomputes every event's hash and link; checks every signed anchor (the chain heads the server writes outside
+the database: default <audit>.anchors, key audit-anchor.key beside the database) to detect truncation,
+rewrites and re-hashing up to the last anchor; rebuilds the summary tables from the events and names every
+difference. Exits 1 when any check fails, also when the key exists but the anchor file is missing or empty
+while the log holds events, or the file lacks the newest anchor the database recorded (lines cut from its end).
+A log never anchored (no key, no anchor file) passes with a warning.`,
+  reanchor: `Usage: skills-mcp audit reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
+
+For when the anchors no longer match and you cannot restore them (a lost anchor file, a log restored from a
+backup): accepts the audit log as it stands now. Checks the chain itself, renames the anchor file to
+<file>.set-aside-<time> (kept), and starts a new one with a signed anchor marked "reanchored" that \`audit
+verify\` names from then on. Whatever happened to the log before cannot be proven by anchors any more.
+Does nothing when the anchors verify. Restart the server afterwards: it refuses new runs until then.`,
   list: `Usage: skills-mcp audit list [--session ID] [--skill NAME] [--limit N] [--json]
 
 Lists calls oldest first: id prefix, time (UTC), session prefix, tool, skill, status, approval, duration.`,
@@ -36,8 +50,12 @@ Usage:
   skills-mcp list [--skills DIR…]                             show the skills that would be served
   skills-mcp config <client> [--skills DIR…]                  print a config snippet for an MCP client
   skills-mcp run <skill> [script] --input JSON                run a skill like a client would (asks on the terminal)
+  skills-mcp deps <list|install|prune> [skill…]               skill environments (Python/Node packages)
   skills-mcp doctor                                           check the sandbox, Node and interpreters
-  skills-mcp audit <verify|list|show|export>                  read the audit log
+  skills-mcp audit <verify|reanchor|list|show|export>         read (or re-anchor) the audit log
+  skills-mcp runs prune [--older-than DAYS] [--dry-run]       remove old per-call output folders
+  skills-mcp bundles prune [--unused-for DAYS] [--dry-run]    remove verified skill copies no longer used
+  skills-mcp console [--audit PATH]                           print the approval console link (for you, not the model)
 
 Run "skills-mcp <command> --help" for a command's options.
 Options for every command: --help, --version.
@@ -45,12 +63,14 @@ Exit codes: 0 ok, 1 failure (e.g. lint errors), 2 usage or configuration error.`
   serve: `Usage: skills-mcp [serve] --skills DIR [options]
 
 Serves the skills in DIR over MCP on stdin/stdout (both protocol eras). Logs go to stderr.
-Stops when stdin closes, or on SIGINT/SIGTERM.
+Stops when stdin closes, or on SIGINT/SIGTERM (exit 0); exits 1, saying why on stderr, when stdin cannot be
+read or stdout written (e.g. the client closed its end of the pipe). A message over --max-message-bytes is
+refused with a JSON-RPC error and the server keeps serving; a tool input over 4 MiB is refused with a tool error.
 With --http, serves Streamable HTTP at http://HOST:PORT/mcp instead (both eras; GET /healthz for process
 managers) until SIGINT/SIGTERM; a second signal stops without waiting for running calls.
 
 Options:
-  --skills DIR          skills folder; repeatable; the first root wins on duplicate names
+  --skills DIR          skills folder; repeatable; a name claimed twice serves neither folder
   --config FILE         config file (default: ./skills-mcp.yaml when present)
   --tools MODE          per-skill | compact | auto (default auto: per-skill up to 30 skills)
   --workspace DIR       a folder skills may read at the same path inside the sandbox
@@ -64,10 +84,24 @@ Options:
   --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token
   --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
   --token-file FILE     file holding the bearer token HTTP clients must send (or SKILLS_MCP_TOKEN)
+  --max-message-bytes N largest message read over stdio (default 16777216, 16 MiB)
 
 Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TOOLS, SKILLS_MCP_WORKSPACE,
-SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_TOKEN (HTTP bearer token).
+SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
+SKILLS_MCP_TOKEN (HTTP bearer token).
 Flags beat env, env beats the file.`,
+  runs: `Usage: skills-mcp runs prune [--older-than DAYS] [--dry-run] [--audit PATH] [--config FILE]
+
+Removes per-call output folders (the runs folder beside the audit database, or data_dir) last changed more than
+DAYS ago (default: runs.retention_days, 7). The server also does this at start and every 6 hours. --dry-run only
+counts them.`,
+  bundles: `Usage: skills-mcp bundles prune [--unused-for DAYS] [--dry-run] [--audit PATH] [--config FILE]
+
+Runs execute from read-only, verified copies of the approved skill files (bundles/ beside the audit database, or in
+data_dir), one per bundle hash. This removes the copies not used for DAYS days (default:
+runs.bundle_retention_days, 14), except one a run is using or a live session's calls refer to (read from the audit
+log), and copies a crash left half-made. A removed copy is made again, and verified, when a call needs it. The
+server also does this at start and every 6 hours. --dry-run only counts them.`,
   lint: `Usage: skills-mcp lint DIR… [--json]
 
 Checks every skill under each DIR against the Agent Skills spec and skills-mcp's extensions.
@@ -78,7 +112,8 @@ Options:
   --json                print the findings as JSON`,
   list: `Usage: skills-mcp list [--skills DIR…] [--config FILE] [--json]
 
-Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped.`,
+Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped; and per
+skill, the third-party imports no declared environment covers, with the declaration to add.`,
   config: `Usage: skills-mcp config <claude-desktop|cursor|cline|vscode|claude-code> [--skills DIR…] [--name NAME] [--npx]
        skills-mcp config <client> --http URL [--name NAME]
 
@@ -87,7 +122,7 @@ Prints a configuration snippet for the client with absolute paths.
   --name NAME           server name in the client (default "skills")
   --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path
   --http URL            connect to a running "skills-mcp --http" at URL (e.g. http://127.0.0.1:3333/mcp);
-                        for a non-loopback URL the snippet carries an Authorization header to fill in`,
+                        the snippet carries an Authorization header to fill in with the server's token`,
   run: `Usage: skills-mcp run <skill> [script] --input JSON|@file [--skills DIR…] [--config FILE] [-- args…]
 
 Runs a skill's entry point (or one of its scripts) through the same pipeline as the server: policy, approval,
@@ -98,5 +133,24 @@ fallback applies. Prints the result on stdout and the call id on stderr. Exit 0 
   --skills DIR          skills folder (default: the config's skills, else ./skills)
   --audit PATH          audit database
   -- args…              arguments passed to the script (run_skill_script)`,
+  deps: `Usage: skills-mcp deps <list|install|prune> [skill…] [--skills DIR…] [--config FILE] [--audit PATH] [--json]
+
+Skill environments: the Python and Node packages a skill declares (requirements.txt at the skill root or in
+scripts/, PEP 723 "# /// script" blocks, package.json + package-lock.json) plus dependencies.skills in the config.
+Each is built once per spec, interpreter version and platform, in <envs>/<sha256>/ (default: envs/ beside the
+audit database), inside the sandbox ("install" profile: network on, writable only the new folder), and mounted
+read-only into the skill's runs. pip and npm use the operator's own settings (index, find-links, certificates).
+
+  list                  each skill's environment: id, built or missing, packages, where they are declared
+  install [skill…]      build the missing environments (all skills, or the ones named); each build is recorded
+                        in the audit log (--audit: the server's), bounded by dependencies.max_size_mib and
+                        dependencies.timeout_seconds
+  prune                 remove environments no current skill uses, and builds a crash left behind
+  --json                list as JSON`,
   audit: AUDIT_HELP.audit,
+  console: `Usage: skills-mcp console [--audit PATH] [--config FILE]
+
+Prints the approval console link of each running server that uses this state folder (the folder of the audit
+log). The link is the credential that approves runs: it is never sent to the MCP client, logged, or put on a
+command line. Open it in your browser; do not paste it into a chat.`,
 };

@@ -1,5 +1,6 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
+import { envFindings } from '../envs/env-findings.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
@@ -21,7 +22,8 @@ export function runLint(args: string[], io: CliIo): ExitCode {
     return 2;
   }
   const catalog = loadCatalog(positionals.map((p) => resolve(io.cwd, p)));
-  const findings = [...catalog.lint].sort(
+  const deps = catalog.skills.flatMap((s) => envFindings(s).findings);
+  const findings = [...catalog.lint, ...deps].sort(
     (a, b) => Number(a.severity === 'warning') - Number(b.severity === 'warning'),
   );
   const errors = findings.filter((f) => f.severity === 'error').length;

@@ -1,4 +1,6 @@
+import { escapeForDisplay } from '../escape-for-display.js';
 import { parseArgs } from 'node:util';
+import { envFindings } from '../envs/env-findings.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
@@ -35,6 +37,13 @@ export function runList(args: string[], io: CliIo): ExitCode {
   }
   const catalog = loadCatalog(loaded.config.skills);
   const skipped = catalog.findings.filter((f) => f.severity === 'error');
+  const overrides = loaded.config.dependencies.skills;
+  const deps = new Map(catalog.skills.map((s) => [s.name, envFindings(s, overrides[s.name])]));
+  /** Packages a skill imports but declares nowhere, or that its declaration is invalid. */
+  const undeclared = (name: string) => {
+    const d = deps.get(name);
+    return d?.spec === undefined ? ['invalid declaration'] : d.undeclared.map((u) => u.package);
+  };
   if (values.json) {
     const skills = catalog.skills.map((s) => ({
       name: s.name,
@@ -43,23 +52,42 @@ export function runList(args: string[], io: CliIo): ExitCode {
       origin: displayPath(s.dir, io.cwd),
       entryPoint: s.entryPoint ?? null,
       warnings: s.warnings.map((w) => ({ rule: w.rule, message: w.message })),
+      dependencies: {
+        python: deps.get(s.name)?.spec?.python ?? [],
+        node: deps.get(s.name)?.spec?.node ?? {},
+        findings: (deps.get(s.name)?.findings ?? []).map((f) => ({
+          path: displayPath(f.path, io.cwd),
+          line: f.line ?? null,
+          rule: f.rule,
+          message: f.message,
+        })),
+      },
     }));
-    io.out(
-      `${JSON.stringify({ skills, skipped: skipped.map((f) => ({ ...f, path: displayPath(f.path, io.cwd) })) }, null, 2)}\n`,
+    const json = JSON.stringify(
+      { skills, skipped: skipped.map((f) => ({ ...f, path: displayPath(f.path, io.cwd) })) },
+      null,
+      2,
     );
+    io.out(`${escapeForDisplay(json, { multiline: true, json: true })}\n`);
     return 0;
   }
-  const rows = [['NAME', 'KIND', 'TOOL', 'ORIGIN', 'WARNINGS']];
+  const rows = [['NAME', 'KIND', 'TOOL', 'ORIGIN', 'WARNINGS', 'UNDECLARED IMPORTS']];
   for (const s of catalog.skills) {
-    rows.push([
-      s.name,
-      s.kind,
-      s.toolName === s.name ? '=' : s.toolName,
-      displayPath(s.dir, io.cwd),
-      s.warnings.map((w) => w.rule).join(', ') || '-',
-    ]);
+    rows.push(
+      [
+        s.name,
+        s.kind,
+        s.toolName === s.name ? '=' : s.toolName,
+        displayPath(s.dir, io.cwd),
+        s.warnings.map((w) => w.rule).join(', ') || '-',
+        undeclared(s.name).join(', ') || '-',
+      ].map((cell) => escapeForDisplay(cell)),
+    );
   }
   io.out(`${table(rows)}\n${catalog.skills.length} skills\n`);
+  const hints = [...deps.values()].flatMap((d) => d.findings);
+  if (hints.length > 0)
+    io.out(`\nDependencies to declare:\n${hints.map((f) => `  ${formatFinding(f, io.cwd)}`).join('\n')}\n`);
   if (skipped.length > 0)
     io.out(`\nSkipped:\n${skipped.map((f) => `  ${formatFinding(f, io.cwd)}`).join('\n')}\n`);
   return 0;

@@ -1,4 +1,10 @@
-import { resolveAuditPath, takeGlobalFlags } from './audit-path.js';
+import {
+  resolveAnchorPaths,
+  resolveAuditPath,
+  resolveBundlesDir,
+  resolveRunsDir,
+  takeGlobalFlags,
+} from './audit-path.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
@@ -31,11 +37,48 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         if (loaded === undefined) return 2;
         // Loaded on demand: better-sqlite3 stays off the start-up path of every other command.
         const { runAudit } = await import('./audit.js');
-        return await runAudit(auditArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
+        const auditPath = resolveAuditPath(loaded.config, io);
+        return await runAudit(auditArgs, io, {
+          auditPath,
+          anchors: resolveAnchorPaths(loaded.config, auditPath),
+        });
+      }
+      case 'runs': {
+        const { rest: runsArgs, audit, config } = takeGlobalFlags(rest);
+        const loaded = resolveConfig(io, defined({ audit }), config);
+        if (loaded === undefined) return 2;
+        const { runRuns } = await import('./runs.js');
+        return runRuns(runsArgs, io, {
+          runsDir: resolveRunsDir(loaded.config, resolveAuditPath(loaded.config, io)),
+          retentionDays: loaded.config.runs.retention_days,
+        });
+      }
+      case 'bundles': {
+        const { rest: bundlesArgs, audit, config } = takeGlobalFlags(rest);
+        const loaded = resolveConfig(io, defined({ audit }), config);
+        if (loaded === undefined) return 2;
+        const { runBundles } = await import('./bundles.js');
+        const auditPath = resolveAuditPath(loaded.config, io);
+        return await runBundles(bundlesArgs, io, {
+          bundlesDir: resolveBundlesDir(loaded.config, auditPath),
+          auditPath,
+          retentionDays: loaded.config.runs.bundle_retention_days,
+        });
+      }
+      case 'console': {
+        const { rest: consoleArgs, audit, config } = takeGlobalFlags(rest);
+        const loaded = resolveConfig(io, defined({ audit }), config);
+        if (loaded === undefined) return 2;
+        const { runConsoleLink } = await import('./console-link.js');
+        return runConsoleLink(consoleArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
       }
       case 'run': {
         const { runRun } = await import('./run.js');
         return await runRun(rest, io, stdin);
+      }
+      case 'deps': {
+        const { runDeps } = await import('./deps.js');
+        return await runDeps(rest, io);
       }
       case 'doctor': {
         const { runDoctor } = await import('./doctor.js');

@@ -2,8 +2,10 @@ import { main } from './main.js';
 
 /** Runs the CLI for this process: argv, env, stdio and the exit code. The only place that touches `process` I/O. */
 export function runProcess(): void {
-  // A closed pipe (`skills-mcp list | head`) is not an error worth a stack trace.
+  // A closed pipe (`skills-mcp list | head`) is not an error worth a stack trace. A stdio server's transport
+  // listens too: there stdout is the protocol, and losing it is a failure the transport reports (exit 1).
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (process.stdout.listenerCount('error') > 1) return;
     if (err.code === 'EPIPE') process.exit(0);
     throw err;
   });

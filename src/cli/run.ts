@@ -4,10 +4,12 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
+import { escapeForDisplay } from '../escape-for-display.js';
 import { isSkillsError } from '../errors.js';
 import { DECISION_TITLES, type APPROVAL_DECISIONS, type ApprovalAnswer } from '../gate/index.js';
 import { createLogger } from '../log.js';
 import type { CallResult } from '../runner/call-result.js';
+import { renderJson } from '../runner/parse-bounded-json.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { createServices } from './create-services.js';
@@ -50,13 +52,23 @@ function readInput(value: string | undefined, cwd: string): unknown {
   return JSON.parse(text) as unknown;
 }
 
+/**
+ * Prints a result for a person: everything the script controls (its text, JSON, file names) goes through
+ * `escapeForDisplay`, so no byte it wrote acts on the terminal or forges a line of ours. JSON stays valid JSON.
+ */
 function print(r: CallResult, io: CliIo): ExitCode {
-  io.out(`${r.json === undefined ? r.text : JSON.stringify(r.json, null, 2)}\n`);
-  const files = r.artifacts.map((a) => `  ${a.abs}`).join('\n');
+  io.out(
+    `${
+      r.json === undefined
+        ? escapeForDisplay(r.text, { multiline: true })
+        : escapeForDisplay(renderJson(r.json), { multiline: true, json: true })
+    }\n`,
+  );
+  const files = r.artifacts.map((a) => `  ${escapeForDisplay(a.abs)}`).join('\n');
   io.err(
     `call ${r.callId ?? '-'}: ${r.status}${r.run === undefined ? '' : ` in ${r.run.durationMs} ms`}\n${files === '' ? '' : `files:\n${files}\n`}`,
   );
-  if (r.isError && r.json !== undefined) io.err(`${r.text}\n`);
+  if (r.isError && r.json !== undefined) io.err(`${escapeForDisplay(r.text, { multiline: true })}\n`);
   return r.isError ? 1 : 0;
 }
 
@@ -110,7 +122,7 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
   const skill = catalog.get(skillName) ?? catalog.byToolName(skillName);
   if (skill === undefined) {
     io.err(
-      `skills-mcp run: no skill named "${skillName}" (have: ${catalog.skills.map((s) => s.name).join(', ') || 'none'})\n`,
+      `skills-mcp run: no skill named "${escapeForDisplay(skillName)}" (have: ${catalog.skills.map((s) => escapeForDisplay(s.name)).join(', ') || 'none'})\n`,
     );
     return 2;
   }
@@ -140,7 +152,9 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
     return print(result, io);
   } catch (e) {
     if (!isSkillsError(e)) throw e;
-    io.err(`skills-mcp run: ${e.message}${e.hint === undefined ? '' : `\n${e.hint}`}\n`);
+    io.err(
+      `skills-mcp run: ${escapeForDisplay(`${e.message}${e.hint === undefined ? '' : `\n${e.hint}`}`, { multiline: true })}\n`,
+    );
     return 1;
   } finally {
     await services.runner.endSession(session, 'client_closed');

@@ -54,9 +54,26 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
       token,
       allowedHosts: config.http.allowed_hosts,
       allowedOrigins: config.http.allowed_origins,
+      limits: {
+        maxConnections: config.http.max_connections,
+        headersTimeoutMs: config.http.headers_timeout_ms,
+        requestTimeoutMs: config.http.request_timeout_ms,
+        maxInFlightPerClient: config.http.max_in_flight_per_client,
+        maxSessions: config.http.max_sessions,
+        maxSessionsPerClient: config.http.max_sessions_per_client,
+        sessionIdleMs: config.http.session_idle_ms,
+        healthDetails: config.http.health_details,
+      },
       onSessionEnd: (session, reason) => ctx.runner.endSession(session, reason),
     });
     log.info({ url: serving.url, auth: token === undefined ? 'none' : 'bearer' }, 'serving Streamable HTTP');
+    if (token === undefined && config.approval.http_elicitation === 'any') {
+      log.warn(
+        'approval.http_elicitation is "any" and there is no token: any local program that reaches the port, ' +
+          "the model's own HTTP client included, can answer the approval form and run skills it asked for " +
+          '(set SKILLS_MCP_TOKEN to require a token)',
+      );
+    }
   } catch (e) {
     if (!isSkillsError(e) || e.code !== 'CONFIG_INVALID') throw e;
     io.err(`skills-mcp: ${e.message}${e.hint === undefined ? '' : `\n  ${e.hint}`}\n`);

@@ -29,6 +29,7 @@ export const SERVE_OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   'token-file': { type: 'string' },
+  'max-message-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -46,6 +47,8 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     log_level: values['log-level'],
     elicitation: values['no-elicitation'] ? false : undefined,
     watch: values['no-watch'] ? false : undefined,
+    max_message_bytes:
+      values['max-message-bytes'] === undefined ? undefined : Number(values['max-message-bytes']),
   }) as Partial<ConfigInput>;
   const http = defined({
     enabled: values.http,
@@ -79,6 +82,10 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
   const version = packageVersion();
   const services = createServices(config, log, io, () => catalog, version);
   const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
+  // The Skills extension's code loads only when it is on.
+  const skillsExtension = config.skills_extension
+    ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
+    : undefined;
   const server = createSkillsServer({
     catalog: () => catalog,
     config,
@@ -86,6 +93,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     version,
     runner: services.runner,
     ...(approvalConsole === undefined ? {} : { console: approvalConsole.console }),
+    ...(skillsExtension === undefined ? {} : { skillsExtension }),
   });
   // Probe the sandbox once the server is up (off the first request's path), so problems show in the log early.
   const probeTimer = setTimeout(() => {
@@ -106,6 +114,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
         load: () => loadCatalog(config.skills),
         current: () => catalog,
         onChange: (next, diff) => {
+          services.skillPins.observe(next.skills);
           catalog = next;
           server.catalogChanged(diff);
         },
@@ -134,9 +143,14 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
 }
 
 async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promise<ExitCode> {
-  const { server, log, io } = ctx;
+  const { server, log, io, config } = ctx;
   const session: SessionInfo = { id: randomUUID(), transport: 'stdio' };
-  const serving = serveOverStdio(() => server.build(session), { stdin, log });
+  const serving = serveOverStdio(() => server.build(session), {
+    stdin,
+    stdout: process.stdout,
+    maxMessageBytes: config.max_message_bytes,
+    log,
+  });
   if (io.stdinIsTTY) {
     io.err(
       `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over stdio.\n` +
@@ -145,21 +159,28 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
         'Press Ctrl+C to stop.\n',
     );
   }
-  let reason: 'client_closed' | 'signal' = 'client_closed';
+  let signalled = false;
   const stop = (signal: string) => {
     log.info({ signal }, 'stopping');
-    reason = 'signal';
+    signalled = true;
     void serving.close();
   };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   log.info({ transport: 'stdio' }, 'ready');
-  await serving.closed;
+  const end = await serving.closed;
+  const failure = end.reason === 'transport_failed' && !signalled ? end.error : undefined;
   await ctx.runner
-    .endSession(session, reason)
+    .endSession(session, signalled ? 'signal' : failure !== undefined ? 'error' : 'client_closed')
     .catch((err: unknown) => log.error({ err }, 'could not end the audit session'));
   process.off('SIGINT', stop);
   process.off('SIGTERM', stop);
+  if (failure !== undefined) {
+    // A host that loses its server should learn why: a failed transport is an error exit, never a clean one.
+    log.error({ err: failure }, 'stdio transport failed');
+    io.err(`skills-mcp: stopped: the stdio transport failed: ${failure.message}\n`);
+    return 1;
+  }
   log.info('stopped');
   return 0;
 }

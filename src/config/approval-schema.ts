@@ -1,7 +1,7 @@
 import * as z from 'zod';
 
 /**
- * The `approval` section of `skills-mcp.yaml` (DESIGN §7). Parsing `{}` yields every default.
+ * The `approval` section of `skills-mcp.yaml`. Parsing `{}` yields every default.
  *
  * ```yaml
  * approval:
@@ -20,6 +20,29 @@ export type PolicyAction = (typeof POLICY_ACTIONS)[number];
 
 export const GRANULARITIES = ['exact', 'skill'] as const;
 export type Granularity = (typeof GRANULARITIES)[number];
+
+/** Whole names (see `secret_names`) whose values the approval screen hides by default. */
+export const DEFAULT_SECRET_NAMES = [
+  'password',
+  'passwd',
+  'passphrase',
+  'secret',
+  'client_secret',
+  'token',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'auth_token',
+  'api_token',
+  'api_key',
+  'apikey',
+  'private_key',
+  'secret_key',
+  'access_key',
+  'authorization',
+  'cookie',
+  'credentials',
+];
 
 const noDotDot = (p: string): boolean => !p.split('/').includes('..');
 
@@ -103,6 +126,33 @@ export const ApprovalConfigSchema = z
           'closed, no skill script runs, and the refusal says how to allow it. rules-only: the rules alone ' +
           'decide: allow runs, ask and deny are refused.',
       ),
+    http_elicitation: z
+      .enum(['token', 'any'])
+      .default('token')
+      .describe(
+        "Over HTTP, when an answer in the client's own approval form (MCP elicitation) counts as a person's " +
+          'approval. token (default): only when the server has a bearer token (SKILLS_MCP_TOKEN or ' +
+          '--token-file), so every request is authenticated; without one the approval console decides if it is ' +
+          'on, else the call is refused. any: also without a token; then any local program that reaches the ' +
+          "port, the model's own HTTP client included, can approve its own calls (single-user machines only). " +
+          'stdio is not affected.',
+      ),
+    secret_names: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(100)
+          .regex(/^[A-Za-z0-9_.-]+$/, 'a name of letters, digits, "_", "-" or "."'),
+      )
+      .max(200)
+      .default(DEFAULT_SECRET_NAMES)
+      .describe(
+        'Input keys and command-line flags whose value the approval screen hides (matched as whole names, ' +
+          'ignoring case, leading dashes and the difference between "-" and "_"; `keywords` is not `key`). A ' +
+          'hidden value is shown by its length only and raises the risk shown; every other value ' +
+          'is shown. The default lists common credential names.',
+      ),
     console: z
       .union([z.boolean(), z.enum(['auto'])])
       .default(false)
@@ -127,7 +177,8 @@ export const ApprovalConfigSchema = z
       .default(true)
       .describe(
         'Open the approval console in the default browser (xdg-open, open) when an approval is waiting ' +
-          'and no console page is open. The link is also sent to the client (progress and log messages).',
+          'and no console page is open, through a private file in the state folder (the link is never sent to ' +
+          'the client, logged or put on a command line; `skills-mcp console` prints it in a terminal).',
       ),
   })
   .describe('Policy and approvals for running skill scripts (the `approval` section of skills-mcp.yaml).');

@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { ApprovalConfigSchema } from './approval-schema.js';
+import { DependenciesConfigSchema } from './dependencies-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -39,7 +40,45 @@ export const ConfigSchema = z.strictObject({
     .min(1)
     .optional()
     .describe('Audit database path. Default: $XDG_STATE_HOME/skills-mcp/audit.db (~/.local/state/…).'),
+  audit_anchors: z
+    .strictObject({
+      file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'File the signed chain heads are appended to (JSON lines). Default: the audit database path + ".anchors".',
+        ),
+      key_file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'Key that signs the anchors, made (0600) when missing. Default: audit-anchor.key beside the database.',
+        ),
+      interval_ms: z
+        .number()
+        .int()
+        .min(100)
+        .default(60_000)
+        .describe('How often new audit events are verified and anchored (also at start and shutdown).'),
+      log: z
+        .boolean()
+        .default(false)
+        .describe('Also write every anchor to the log (stderr), for an outside copy.'),
+    })
+    .prefault({})
+    .describe('Signed audit chain heads kept outside the database (see Audit log).'),
   log_level: z.enum(LOG_LEVELS).default('info').describe('Log level on stderr.'),
+  max_message_bytes: z
+    .number()
+    .int()
+    .min(64 * 1024)
+    .max(256 * 1024 * 1024)
+    .default(16 * 1024 * 1024)
+    .describe(
+      'Largest MCP message read over stdio, in bytes (flag --max-message-bytes; env SKILLS_MCP_MAX_MESSAGE_BYTES). A longer one is discarded as it arrives, never held in memory, and answered with a JSON-RPC error; the server keeps serving. The default fits the largest tool input (4 MiB) in any JSON encoding.',
+    ),
   approval: ApprovalConfigSchema.prefault({}).describe(
     'Who decides whether a skill script may run (see Approvals).',
   ),
@@ -66,11 +105,96 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('OS sandbox for skill scripts.'),
+  dependencies: DependenciesConfigSchema.prefault({}).describe(
+    'Skill environments: Python and Node packages skills declare, installed under the data folder.',
+  ),
   data_dir: z
     .string()
     .min(1)
     .optional()
     .describe('Where per-call output folders are kept. Default: the audit database folder + /runs.'),
+  pending_approvals: z
+    .strictObject({
+      per_session: z
+        .number()
+        .int()
+        .min(1)
+        .default(16)
+        .describe('Approvals waiting for an answer per session.'),
+      per_session_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(16 * 1024 * 1024)
+        .describe('Input bytes the waiting approvals of one session may hold.'),
+      total: z
+        .number()
+        .int()
+        .min(1)
+        .default(256)
+        .describe('Approvals waiting for an answer, all sessions together.'),
+      total_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(128 * 1024 * 1024)
+        .describe(
+          'Input bytes all waiting approvals may hold. Past any of these, a call is refused (APPROVALS_BUSY), not queued.',
+        ),
+    })
+    .prefault({})
+    .describe('Budgets for approvals waiting for an answer (each keeps its call and input in memory).'),
+  runs: z
+    .strictObject({
+      memory_share: z
+        .number()
+        .gt(0)
+        .max(1)
+        .default(0.75)
+        .describe(
+          "Share of the machine's memory that the memory limits of running sandboxes may add up to (each run counts its profile's memoryMiB; one run is always allowed).",
+        ),
+      max_per_session: z
+        .number()
+        .int()
+        .min(1)
+        .default(4)
+        .describe('Sandboxed runs at once per session (stdio process, legacy HTTP session, or token).'),
+      wait_ms: z
+        .number()
+        .int()
+        .min(0)
+        .default(10_000)
+        .describe('How long a run waits for room under those caps before it is refused (RUNS_BUSY).'),
+      max_call_bytes: z
+        .number()
+        .int()
+        .min(0)
+        .default(512 * 1024 * 1024)
+        .describe(
+          "Size quota of one call's folder after the run; over it, the call's files are deleted. Everything but files/ goes anyway.",
+        ),
+      retention_days: z
+        .number()
+        .int()
+        .min(0)
+        .default(7)
+        .describe('Call folders older than this are removed (at start, then every 6 hours; 0 keeps them).'),
+      bundle_retention_days: z
+        .number()
+        .int()
+        .min(0)
+        .default(14)
+        .describe(
+          'Verified skill copies (bundles/) not used for this many days are removed, unless a run or a live session uses them (at start, then every 6 hours; 0 keeps them).',
+        ),
+      keep_input: z
+        .boolean()
+        .default(false)
+        .describe("Keep each call's raw input (input.json) in its folder after the call; off by default."),
+    })
+    .prefault({})
+    .describe('Caps on concurrent sandboxed runs.'),
   http: z
     .strictObject({
       enabled: z.boolean().default(false).describe('Serve Streamable HTTP instead of stdio (flag --http).'),
@@ -99,6 +223,62 @@ export const ConfigSchema = z.strictObject({
         .array(z.string().min(1))
         .default([])
         .describe('Extra Origin values accepted (browser clients).'),
+      max_connections: z
+        .number()
+        .int()
+        .min(1)
+        .default(1024)
+        .describe(
+          'Open connections at once (kept under half the open-file limit). At the cap, the oldest connection that has not yet sent a whole request is closed.',
+        ),
+      headers_timeout_ms: z
+        .number()
+        .int()
+        .min(100)
+        .default(10_000)
+        .describe('Time a client has to send a request line and headers.'),
+      request_timeout_ms: z
+        .number()
+        .int()
+        .min(100)
+        .default(30_000)
+        .describe('Time a client has to send a whole request (headers and body).'),
+      max_in_flight_per_client: z
+        .number()
+        .int()
+        .min(1)
+        .default(64)
+        .describe(
+          'Requests being served at once per client (legacy session, token, or peer address without a token); more get 429.',
+        ),
+      max_sessions: z
+        .number()
+        .int()
+        .min(1)
+        .default(1000)
+        .describe('Legacy (2025-era) sessions open at once; more get 503.'),
+      max_sessions_per_client: z
+        .number()
+        .int()
+        .min(1)
+        .default(100)
+        .describe(
+          "Legacy sessions per client (token and peer address); a new one past it closes that client's least recently used session with no request in flight and no open stream.",
+        ),
+      session_idle_ms: z
+        .number()
+        .int()
+        .min(1000)
+        .default(1_800_000)
+        .describe(
+          'A legacy session with no request in flight for this long is closed, even when it holds an idle GET stream.',
+        ),
+      health_details: z
+        .boolean()
+        .default(false)
+        .describe(
+          '/healthz shows session and in-flight counts without a token (with a token configured, only to callers presenting it).',
+        ),
     })
     .prefault({})
     .describe('Streamable HTTP transport.'),
@@ -106,6 +286,12 @@ export const ConfigSchema = z.strictObject({
     .boolean()
     .default(true)
     .describe('Reload skills when their files change and notify clients (list_changed).'),
+  skills_extension: z
+    .boolean()
+    .default(true)
+    .describe(
+      'Serve the MCP Skills extension (skills/list, skills/get, resources/directory/read) next to tools, prompts and resources.',
+    ),
 });
 
 export type Config = z.infer<typeof ConfigSchema>;

@@ -55,12 +55,14 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   if (config.workspace !== undefined) config.workspace = abs('workspace', config.workspace);
   if (config.audit !== undefined) config.audit = abs('audit', config.audit);
   if (config.data_dir !== undefined) config.data_dir = abs('data_dir', config.data_dir);
+  if (config.dependencies.dir !== undefined)
+    config.dependencies.dir = abs('dependencies', config.dependencies.dir);
   if (config.sandbox.profiles_dir !== undefined)
     config.sandbox.profiles_dir = abs('sandbox', config.sandbox.profiles_dir);
   return haveFile ? { config, file } : { config };
 }
 
-type PathKey = 'skills' | 'workspace' | 'audit' | 'data_dir' | 'sandbox';
+type PathKey = 'skills' | 'workspace' | 'audit' | 'data_dir' | 'sandbox' | 'dependencies';
 
 const isPlainObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);

@@ -1,55 +1,37 @@
-import {
-  DECISION_TITLES,
-  APPROVAL_DECISIONS,
-  describeFinding,
-  displayArgv,
-  displayName,
-  displayValue,
-} from '../gate/index.js';
-import type { ApprovalView } from '../gate/index.js';
+import { DECISION_TITLES, APPROVAL_DECISIONS, describeFinding, displayCall } from '../gate/index.js';
+import type { ApprovalView, DisplayedCall } from '../gate/index.js';
 import type { ConsoleApproval } from './approval-queue.js';
 import { badge, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 
-const MAX_KEYS = 8;
 const MAX_FINDINGS = 5;
 
-/** The inputs a person sees: key names, and values only when short and not secret-looking (DESIGN §7). */
-function inputFacts(view: ApprovalView): Html {
+/** The inputs a person sees: every value in full or marked, and a link to the whole input when one is not. */
+function inputFacts(view: ApprovalView, d: DisplayedCall, callLink: string): Html {
   const s = view.inputSummary;
-  const record =
-    typeof view.input === 'object' && view.input !== null && !Array.isArray(view.input)
-      ? (view.input as Record<string, unknown>)
-      : undefined;
-  const keys = s.input_keys.slice(0, MAX_KEYS);
-  const more = s.input_keys.length - keys.length;
   return html`${s.input_keys.length} ${s.input_keys.length === 1 ? 'key' : 'keys'}, ${s.input_bytes} bytes
   (sha256 ${short(s.input_sha256)})
   ${
-    record === undefined || keys.length === 0
+    d.values.length === 0
       ? ''
       : html`<ul class="plain">
-          ${keys.map(
-            (k) => html`<li><code>${displayName(k)}</code>: <code>${displayValue(k, record[k])}</code></li>`,
-          )}${more > 0 ? html`<li>and ${more} more keys</li>` : ''}
+          ${d.values.map((v) => html`<li><code>${v.name}</code>: <code>${v.text}</code></li>`)}${d.moreKeys > 0 ? html`<li>and ${d.moreKeys} more keys</li>` : ''}
         </ul>`
-  }`;
+  }${d.notShown > 0 ? html`<p><a href="${callLink}">See the full input</a></p>` : ''}`;
 }
 
-/** Everything DESIGN §7 puts in an approval message, as a definition list. */
+/** Everything an approval message shows, as a definition list: what decides (sandbox, network, risk) first. */
 export function approvalFacts(a: ConsoleApproval, base: string): Html {
   const v = a.view;
-  const command = [v.runner ?? '', shown(v.script), displayArgv(v.argv)].filter(Boolean).join(' ');
-  const findings = v.risk.findings.slice(0, MAX_FINDINGS);
+  const d = displayCall(v);
+  const risk = d.risk;
+  const callLink = `${base}/calls/${a.callId}`;
+  const findings = risk.findings.slice(0, MAX_FINDINGS);
   return html`<dl class="facts">
     <dt>Skill</dt>
     <dd><code>${shown(v.skill)}</code></dd>
     <dt>Script</dt>
     <dd><code>${shown(v.script)}</code> (bundle ${short(v.bundleSha256)})</dd>
-    <dt>Command</dt>
-    <dd><code>${command}</code></dd>
-    <dt>Input</dt>
-    <dd>${inputFacts(v)}</dd>
     <dt>Sandbox</dt>
     <dd>
       ${v.sandbox.enforced ? html`profile <code>${v.sandbox.profile}</code>` : badge('OFF: not sandboxed', 'bad')}
@@ -68,13 +50,13 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     </dd>
     <dt>Risk</dt>
     <dd>
-      ${badge(v.risk.level.toUpperCase(), toneOf(v.risk.level))}${v.risk.level === 'low' ? '' : html` <code>${v.risk.code}</code>`}${
+      ${badge(risk.level.toUpperCase(), toneOf(risk.level))}${risk.level === 'low' ? '' : html` <code>${risk.code}</code>`}${
         findings.length === 0
           ? ''
           : html`<ul class="plain">
               ${findings.map((f) => html`<li>${shown(describeFinding(f))}</li>`)}${
-                v.risk.findings.length > MAX_FINDINGS
-                  ? html`<li>and ${v.risk.findings.length - MAX_FINDINGS} more</li>`
+                risk.findings.length > MAX_FINDINGS
+                  ? html`<li>and ${risk.findings.length - MAX_FINDINGS} more</li>`
                   : ''
               }
             </ul>`
@@ -82,10 +64,14 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     </dd>
     <dt>Policy</dt>
     <dd>${v.policy.decision}, by <code>${shown(v.policy.rule)}</code></dd>
+    <dt>Command</dt>
+    <dd><code>${d.command}</code></dd>
+    <dt>Input</dt>
+    <dd>${inputFacts(v, d, callLink)}</dd>
     <dt>Asked</dt>
     <dd>
       ${formatTime(a.askedAt)} · session ${short(a.session.id, 8)} · call
-      <a href="${base}/calls/${a.callId}">${a.callId.slice(0, 8)}</a>
+      <a href="${callLink}">${a.callId.slice(0, 8)}</a>
     </dd>
   </dl>`;
 }

@@ -28,6 +28,7 @@ dl.facts dt { color: var(--muted); }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 code, .mono { font-family: ui-monospace, "SFMono-Regular", Menlo, Consolas, "Liberation Mono", monospace; font-size: .92em; }
 ul.plain { margin: 0; padding-left: 1.1rem; }
+pre.full { white-space: pre-wrap; overflow-wrap: anywhere; max-height: 70vh; overflow: auto; margin: 0 0 1rem; }
 .badge { display: inline-block; border-radius: 999px; padding: 0 .55rem; font-size: .85rem; font-weight: 600; white-space: nowrap; }
 .badge.ok { background: var(--ok-bg); color: var(--ok); }
 .badge.warn { background: var(--warn-bg); color: var(--warn); }
@@ -59,7 +60,8 @@ td.num { text-align: right; white-space: nowrap; }
 
 /**
  * Live refresh for a page left open: re-fetches the page every 2 s and swaps the regions marked `data-live` that
- * changed, skipping a region that holds the keyboard focus. Decisions never need it (plain form POST).
+ * changed, skipping a region that holds the keyboard focus or the mouse pointer (what the person is about to click
+ * never moves under them). Decisions never need it (plain form POST).
  */
 export const CONSOLE_JS = `(() => {
   const regions = () => [...document.querySelectorAll('[data-live]')];
@@ -71,7 +73,8 @@ export const CONSOLE_JS = `(() => {
         const doc = new DOMParser().parseFromString(await res.text(), 'text/html');
         for (const r of regions()) {
           const next = doc.getElementById(r.id);
-          if (next === null || next.innerHTML === r.innerHTML || r.contains(document.activeElement)) continue;
+          if (next === null || next.innerHTML === r.innerHTML) continue;
+          if (r.contains(document.activeElement) || r.matches(':hover')) continue;
           r.innerHTML = next.innerHTML;
         }
       }

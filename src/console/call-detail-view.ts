@@ -4,6 +4,8 @@ import type { EventType } from '../audit/event-types.js';
 import { callStatus, decisionLine, evidenceLine, sandboxEvidence } from './calls-view.js';
 import { badge, formatDuration, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
+import { escapeForDisplay } from '../escape-for-display.js';
+import type { ApprovalView } from '../gate/index.js';
 
 const payloadOf = <T extends EventType>(d: CallDetail, type: T) =>
   (d.events.find((e) => e.type === type) as AuditEvent<T> | undefined)?.payload;
@@ -25,10 +27,26 @@ function evidenceList(ev: Record<string, unknown> | undefined): Html {
 }
 
 /**
+ * The arguments and input of a call waiting for a decision, in full: the approval card marks what it does not show
+ * (secret-named, long or nested values) and links here. Escaped; secret-named values are shown too, to the person.
+ */
+function fullInput(v: ApprovalView): Html {
+  const json = v.input === undefined ? 'null' : JSON.stringify(v.input, null, 2);
+  return html`<h2 id="input-title">Full input (waiting for your decision)</h2>
+    <section class="card" aria-labelledby="input-title">
+      <p>Arguments (${v.argv.length}):</p>
+      <pre class="full">
+${v.argv.map((a) => escapeForDisplay(JSON.stringify(a), { json: true })).join('\n')}</pre>
+      <p>Input (${v.inputSummary.input_bytes} bytes, sha256 ${short(v.inputSummary.input_sha256)}):</p>
+      <pre class="full">${escapeForDisplay(json, { multiline: true, json: true })}</pre>
+    </section>`;
+}
+
+/**
  * One call from the audit log: request hashes and key names, policy, approval, sandbox evidence, output sizes,
  * artifacts (path, size, hash) and the event trail. The log holds no values, contents or env values to show.
  */
-export function callDetail(d: CallDetail, base: string): Html {
+export function callDetail(d: CallDetail, base: string, pending?: ApprovalView): Html {
   const c = d.call;
   const req = payloadOf(d, 'tool_call_requested');
   const policy = payloadOf(d, 'policy_decided');
@@ -76,6 +94,7 @@ export function callDetail(d: CallDetail, base: string): Html {
         </dd>
       </dl>
     </section>
+    ${pending === undefined ? '' : fullInput(pending)}
     <h2>Sandbox evidence</h2>
     <section class="card">${evidenceList(sandboxEvidence(d))}</section>
     <h2>Artifacts</h2>

@@ -1,4 +1,4 @@
-import { DECISION_TITLES } from '../gate/index.js';
+import { DECISION_TITLES, type ApprovalView } from '../gate/index.js';
 import type { CallDetail } from '../audit/types.js';
 import { approvalCard } from './approval-card.js';
 import type { ConsoleApproval } from './approval-queue.js';
@@ -37,7 +37,8 @@ function callsSection(calls: CallsView, base: string): Html {
 
 /** The main page: approvals waiting, recent decisions, recent calls. Regions refresh while the page is open. */
 export function indexPage(base: string, approvals: ConsoleApproval[], calls: CallsView): string {
-  const pending = approvals.filter((a) => a.state === 'pending');
+  // Oldest first: a new request is appended below, so it never moves a card the person is about to click.
+  const pending = approvals.filter((a) => a.state === 'pending').reverse();
   const body = html`<section id="pending" data-live aria-live="polite" aria-labelledby="pending-title">
       <h2 id="pending-title">Waiting for your decision (${pending.length})</h2>
       ${pending.length === 0 ? html`<p class="muted">Nothing is waiting for a decision. New requests appear here.</p>` : pending.map((a) => approvalCard(a, base))}
@@ -61,8 +62,9 @@ export function approvalPage(base: string, a: ConsoleApproval): string {
   return pageLayout({ base, title: a.state === 'pending' ? 'Approval needed' : 'Approval', body });
 }
 
-export function callPage(base: string, d: CallDetail): string {
-  return pageLayout({ base, title: `Call ${d.call.callId.slice(0, 8)}`, body: callDetail(d, base) });
+/** One call from the audit log; while it waits for a decision, also the input it asks to run with, in full. */
+export function callPage(base: string, d: CallDetail, pending?: ApprovalView): string {
+  return pageLayout({ base, title: `Call ${d.call.callId.slice(0, 8)}`, body: callDetail(d, base, pending) });
 }
 
 /** A short page for refusals and unknown ids (never echoes the request). */

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { AuditStore } from '../audit/audit-store.js';
-import { APPROVAL_DECISIONS } from '../gate/index.js';
+import { APPROVAL_DECISIONS, type ApprovalView } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue } from './approval-queue.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from './assets.js';
@@ -29,6 +29,8 @@ export interface RouteDeps {
   queue: ApprovalQueue;
   audit: () => Promise<AuditStore>;
   log: Logger;
+  /** What a call still waiting for a decision asks about (its full input), from the runner. */
+  pendingView: (callId: string) => ApprovalView | undefined;
   /** Called on every page view (the console uses it to tell whether a page is open). */
   onPageView: () => void;
 }
@@ -78,7 +80,7 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
   if (parts[0] === 'calls' && parts.length === 2 && CALL_ID.test(parts[1] ?? '')) {
     try {
       const d = (await deps.audit()).getCall(parts[1]!);
-      if (d !== undefined) return page(200, callPage(base, d));
+      if (d !== undefined) return page(200, callPage(base, d, deps.pendingView(parts[1]!)));
     } catch (err) {
       deps.log.warn({ err }, 'approval console could not read the audit log');
     }

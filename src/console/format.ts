@@ -1,4 +1,4 @@
-import { escapeInvisible } from '../gate/index.js';
+import { escapeForDisplay } from '../escape-for-display.js';
 import { html, type Html } from './html.js';
 
 const pad = (n: number) => String(n).padStart(2, '0');
@@ -20,7 +20,7 @@ export const short = (hex: string | null, n = 12): Html =>
 
 /** One line of text from a model or a file name: invisible and bidi characters escaped, clipped. */
 export function shown(text: string, max = 200): string {
-  const t = escapeInvisible(text);
+  const t = escapeForDisplay(text);
   return t.length > max ? `${t.slice(0, max - 1)}…` : t;
 }
 

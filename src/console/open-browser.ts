@@ -1,14 +1,12 @@
 import { spawn as nodeSpawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Logger } from '../log.js';
-import { escapeHtml } from './html.js';
+import { writeLinkFile } from './console-link-file.js';
 
 export interface BrowserOpener {
   /** Opens `url` in the person's default browser. Failures are logged, never thrown. */
   open(url: string): void;
-  /** Removes the redirect file. */
+  /** Removes the forwarding file. */
   dispose(): void;
 }
 
@@ -21,28 +19,26 @@ export function openCommand(platform: NodeJS.Platform, target: string): [string,
 
 /**
  * Opens the console with `xdg-open` / `open` / `start`. The secret URL never goes on a command line (other
- * users can read those): the opener gets a private file (0600 in a 0700 folder) that redirects to it.
+ * processes can read those): the opener gets a private file in the state folder (0600 in a 0700 folder) that
+ * forwards to it.
  */
 export function createBrowserOpener(opts: {
   log: Logger;
   platform: NodeJS.Platform;
+  /** The state folder: the forwarding file goes in its `console/` folder. */
+  stateDir: string;
+  /** The file's name there (default `<pid>-open`). */
+  name?: string;
   /** The process spawner (tests pass their own). */
   spawn?: typeof nodeSpawn;
 }): BrowserOpener {
   const { log } = opts;
   const spawn = opts.spawn ?? nodeSpawn;
-  let dir: string | undefined;
+  let file: string | undefined;
   return {
     open(url) {
       try {
-        dir ??= mkdtempSync(join(tmpdir(), 'skills-mcp-console-'));
-        const file = join(dir, 'approval-console.html');
-        const u = escapeHtml(url);
-        writeFileSync(
-          file,
-          `<!doctype html><meta charset="utf-8"><meta name="referrer" content="no-referrer"><meta http-equiv="refresh" content="0;url=${u}"><title>skills-mcp approval console</title><a href="${u}">Open the skills-mcp approval console</a>\n`,
-          { mode: 0o600 },
-        );
+        file = writeLinkFile(opts.stateDir, opts.name ?? `${process.pid}-open`, url);
         const [cmd, args] = openCommand(opts.platform, file);
         const child = spawn(cmd, args, { detached: true, stdio: 'ignore' });
         child.on('error', (err) =>
@@ -58,8 +54,8 @@ export function createBrowserOpener(opts: {
       }
     },
     dispose() {
-      if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
-      dir = undefined;
+      if (file !== undefined) rmSync(file, { force: true });
+      file = undefined;
     },
   };
 }

@@ -3,7 +3,7 @@ import { canonicalJson } from '../canonical-json.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 
 /**
- * Identifies a retry of the same request: same session, tool, skill, script, args and input. A retry continues
+ * Identifies a retry of the same request: same session, tool, skill, script or module, args and input. A retry continues
  * the call that asked (same call id, same approval key), so it must be exactly the same request: with
  * `granularity: skill` a retry with other input is a new call and is asked anew, never run with the old input.
  * Input that has no canonical form gets a random key (it is then never matched: asked anew).
@@ -17,6 +17,7 @@ export function requestKey(req: CallRequest): string {
         tool: req.tool,
         skill: req.skill.name,
         script: req.script ?? null,
+        module: req.module ?? null,
         args: req.args ?? [],
         input: req.input ?? null,
       },

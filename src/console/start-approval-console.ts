@@ -6,13 +6,14 @@ import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from '.
 import { routeConsole } from './console-routes.js';
 import { startConsoleServer } from './console-server.js';
 
-/** The approval console (issue 6): a local page where a person decides when the client cannot ask. */
+/** The approval console: a local page where a person decides when the client cannot ask. */
 export interface ApprovalConsole {
-  /** `http://127.0.0.1:PORT/SECRET/`: whoever has it can decide; share it only with the person. */
+  /**
+   * `http://127.0.0.1:PORT/SECRET/`: whoever has it can decide. It reaches the person only through a private file
+   * (see `writeLinkFile`): never a log line, a tool result, `_meta` or a command line.
+   */
   readonly url: string;
   readonly queue: ApprovalQueue;
-  /** The page of one approval (the link sent to the client). */
-  approvalUrl(a: ConsoleApproval): string;
   /** A new approval is waiting: opens the console in the browser unless a console page is open. */
   announce(a: ConsoleApproval): void;
   close(): Promise<void>;
@@ -46,13 +47,19 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
     secret,
     log,
     route: (req) =>
-      routeConsole(req, { base, queue, audit: opts.audit, log, onPageView: () => (lastView = now()) }),
+      routeConsole(req, {
+        base,
+        queue,
+        audit: opts.audit,
+        log,
+        pendingView: (callId) => opts.runner.pendingView(callId),
+        onPageView: () => (lastView = now()),
+      }),
   });
   const approvalUrl = (a: ConsoleApproval) => `${server.url}approvals/${a.id}`;
   return {
     url: server.url,
     queue,
-    approvalUrl,
     announce(a) {
       const t = now();
       if (opts.openBrowser === undefined || t - lastView < PAGE_OPEN_MS || t - lastOpen < OPEN_EVERY_MS)

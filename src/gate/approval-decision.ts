@@ -1,4 +1,4 @@
-/** The decisions a person can give, and why a call ended up approved or refused (DESIGN §7). */
+/** The decisions a person can give, and why a call ended up approved or refused. */
 
 import { APPROVAL_DECISIONS, DECISION_REASONS } from '../approval-vocabulary.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.js';
 
 /**
- * Approval keys (DESIGN §7): lowercase hex sha256 of the UTF-8 canonical JSON (RFC 8785) of
+ * Approval keys: lowercase hex sha256 of the UTF-8 canonical JSON (RFC 8785) of
  * `{"tool": <tool name>, "request": <sanitized request>}`. `canonicalJson` fails closed (`KEY_INVALID`) on
  * floats, NaN, ±Infinity, -0, unsafe integers, lone surrogates and non-JSON values.
  */

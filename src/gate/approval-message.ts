@@ -2,7 +2,8 @@ import type { InputSummary } from './approval-key.js';
 import type { Risk } from './guard.js';
 import { describeFinding } from './guard.js';
 import type { PolicyDecision } from './policy.js';
-import { displayArgv, displayName, displayValue, escapeInvisible } from './display-value.js';
+import { escapeForDisplay } from '../escape-for-display.js';
+import { displayCall } from './display-call.js';
 
 /** Everything the approval screen shows about one call. Host paths appear only where a person needs them. */
 export interface ApprovalView {
@@ -10,11 +11,15 @@ export interface ApprovalView {
   /** Script path relative to the skill folder. */
   script: string;
   bundleSha256: string;
+  /** Python module run with `-m` (its file is `script`). */
+  module?: string;
   /** Interpreter the script runs with (`python3`, `node`, `bash`), if any. */
   runner?: string;
   /** Arguments after the script (model args, or argv built from the input). */
   argv: readonly string[];
-  /** The input as received: only short, non-secret top-level values are shown. */
+  /** The call waiting for this approval. */
+  callId: string;
+  /** The input as received: short values are shown, others marked (see `displayCall`). */
   input: unknown;
   inputSummary: InputSummary;
   sandbox: {
@@ -28,44 +33,51 @@ export interface ApprovalView {
   };
   risk: Pick<Risk, 'level' | 'code' | 'findings'>;
   policy: Pick<PolicyDecision, 'decision' | 'rule'>;
+  /** Input keys and flags whose values are hidden (`approval.secret_names`). */
+  secretNames: readonly string[];
+  /** Where the person can see the full input, when not every value is shown. */
+  fullInput: string;
+  /** Packages installed first, in the install sandbox, when the skill's environment is not built yet. */
+  install?: { commands: readonly string[]; sources: readonly string[]; binaryOnly: boolean };
 }
 
-const MAX_KEYS = 8;
 const MAX_FINDINGS = 5;
 
 /** The form's message: one screen a person can judge. */
 export function approvalMessage(view: ApprovalView): string {
   const pad = (label: string): string => `${label}:`.padEnd(9);
+  const shown = displayCall(view);
+  const { risk } = shown;
+  // The decisive facts come first, so a client that shortens long messages still shows them.
   const lines = [
-    `Allow skill "${escapeInvisible(view.skill)}" to run a script?`,
+    `Allow skill "${escapeForDisplay(view.skill)}" to run a script?`,
     '',
-    `${pad('Script')}${escapeInvisible(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,
-    `${pad('Command')}${[view.runner ?? '', escapeInvisible(view.script), displayArgv(view.argv)].filter(Boolean).join(' ')}`,
-    `${pad('Input')}${inputLine(view.inputSummary)}`,
-    ...inputValues(view.input, view.inputSummary),
     `${pad('Sandbox')}${view.sandbox.enforced ? `profile ${view.sandbox.profile}` : 'OFF (not sandboxed)'}, network ${view.sandbox.network}`,
-    `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : view.sandbox.writablePaths.map(escapeInvisible).join(', ')}`,
-    `${pad('Risk')}${view.risk.level.toUpperCase()}${view.risk.level === 'low' ? '' : ` (${view.risk.code})`}`,
-    ...view.risk.findings.slice(0, MAX_FINDINGS).map((f) => `  - ${escapeInvisible(describeFinding(f))}`),
-    ...(view.risk.findings.length > MAX_FINDINGS
-      ? [`  - and ${view.risk.findings.length - MAX_FINDINGS} more`]
-      : []),
-    `${pad('Policy')}${view.policy.decision}, by ${view.policy.rule}`,
+    `${pad('Risk')}${risk.level.toUpperCase()}${risk.level === 'low' ? '' : ` (${risk.code})`}`,
+    ...risk.findings.slice(0, MAX_FINDINGS).map((f) => `  - ${escapeForDisplay(describeFinding(f))}`),
+    ...(risk.findings.length > MAX_FINDINGS ? [`  - and ${risk.findings.length - MAX_FINDINGS} more`] : []),
+    `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : view.sandbox.writablePaths.map((p) => escapeForDisplay(p)).join(', ')}`,
+    `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
+    ...installLines(view.install, pad('Install')),
+    `${pad('Script')}${escapeForDisplay(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,
+    `${pad('Command')}${shown.command}`,
+    `${pad('Input')}${inputLine(view.inputSummary)}`,
+    ...shown.values.map((v) => `  ${v.name}: ${v.text}`),
+    ...(shown.moreKeys > 0 ? [`  and ${shown.moreKeys} more keys`] : []),
   ];
   return lines.join('\n');
+}
+
+function installLines(install: ApprovalView['install'], label: string): string[] {
+  if (install === undefined) return [];
+  return [
+    `${label}first, in a sandbox with network, writing only the new environment folder${install.binaryOnly ? ' (binary packages only, no install scripts)' : ' (source builds and install scripts ALLOWED)'}:`,
+    ...install.commands.map((c) => `  $ ${escapeForDisplay(c)}`),
+    ...install.sources.map((s) => `  from ${escapeForDisplay(s)}`),
+  ];
 }
 
 function inputLine(s: InputSummary): string {
   const keys = s.input_keys.length === 1 ? '1 key' : `${s.input_keys.length} keys`;
   return `${keys}, ${s.input_bytes} bytes (sha256 ${s.input_sha256.slice(0, 12)})`;
-}
-
-function inputValues(input: unknown, s: InputSummary): string[] {
-  if (typeof input !== 'object' || input === null || Array.isArray(input)) return [];
-  const record = input as Record<string, unknown>;
-  const shown = s.input_keys
-    .slice(0, MAX_KEYS)
-    .map((k) => `  ${displayName(k)}: ${displayValue(k, record[k])}`);
-  const more = s.input_keys.length - MAX_KEYS;
-  return more > 0 ? [...shown, `  and ${more} more keys`] : shown;
 }

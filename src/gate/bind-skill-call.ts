@@ -10,14 +10,20 @@ import { canonicalJson } from '../canonical-json.js';
  */
 export const SKILL_CALL_TOOL = 'run_skill_script';
 
-/** A skill call as the runner has resolved it (stage 2 of DESIGN §6). */
+/** A skill call as the runner has resolved it (step 2 of a gated call, see docs/architecture.md). */
 export interface SkillCall {
   /** Skill name (frontmatter `name`). */
   skill: string;
+  /** The skill's folder (realpath): with the name, its identity. A grant for one folder is void for another. */
+  folder: string;
   /** Script path relative to the skill folder, POSIX (`scripts/main.py`). */
   script: string;
+  /** Python module run with `-m` from the skill root (its file is `script`). */
+  module?: string;
   /** Content binding of the skill folder (64 lowercase hex). */
   bundleSha256: string;
+  /** Identity of the skill's environment (spec + interpreter + platform), when it declares packages. */
+  envSha256?: string;
   /** The JSON input as received (absent = `null`). */
   input?: unknown;
   /** Extra argv from the model (`run_skill_script.args`), never a shell string. */
@@ -31,8 +37,14 @@ export interface SkillCall {
  */
 export interface SkillCallRequest {
   skill: string;
+  /** The skill's folder: the key is only ever hashed, never stored, so the host path goes nowhere. */
+  folder: string;
   script: string;
+  /** Present only for `python3 -m` calls, so keys of other calls are unchanged. */
+  module?: string;
   bundle_sha256: string;
+  /** Present only for skills with an environment: a changed declaration is a new approval. */
+  env_sha256?: string;
   granularity: Granularity;
   input_sha256?: string;
   args_sha256?: string;
@@ -59,12 +71,19 @@ export function bindSkillCall(call: SkillCall, granularity: Granularity): BoundS
       details: { skill: call.skill },
     });
   }
-  if (call.skill === '' || call.script === '') {
-    throw new SkillsError('KEY_INVALID', 'a skill call needs a skill name and a script path');
+  if (call.skill === '' || call.script === '' || call.folder === '') {
+    throw new SkillsError('KEY_INVALID', 'a skill call needs a skill name, its folder and a script path');
   }
   const input = summarizeInput(call.input);
   const argsSha256 = sha256Hex(canonicalJson(call.args ?? []));
-  const base = { skill: call.skill, script: call.script, bundle_sha256: call.bundleSha256 };
+  const base = {
+    skill: call.skill,
+    folder: call.folder,
+    script: call.script,
+    ...(call.module === undefined ? {} : { module: call.module }),
+    bundle_sha256: call.bundleSha256,
+    ...(call.envSha256 === undefined ? {} : { env_sha256: call.envSha256 }),
+  };
   const request: SkillCallRequest =
     granularity === 'exact'
       ? { ...base, granularity, input_sha256: input.input_sha256, args_sha256: argsSha256 }

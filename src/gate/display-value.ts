@@ -1,70 +1,118 @@
-/**
- * How values a model sent are shown to a person: short, one line, invisible/bidi characters escaped, and
- * never anything that looks like a secret.
- */
-
-export const SECRET_NAME = /token|secret|pass|key|auth|cookie|credential/i;
-
-/** Longest string value shown in clear. */
-export const MAX_SHOWN_CHARS = 40;
-
-const TOKEN_PREFIX =
-  /^(?:sk-|sk_|pk_|rk_|ghp_|gho_|ghu_|ghs_|github_pat_|glpat-|xox[abposr]-|AKIA|ASIA|AIza|eyJ)/;
-const UNSAFE_CHARS =
-  // eslint-disable-next-line no-control-regex -- finding control characters is the point
-  /[\u0000-\u001f\u007f-\u009f\u00ad\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u206f\ufeff]/g;
-
-/** Escapes control, zero-width and bidi characters so a value cannot rearrange or hide text on screen. */
-export function escapeInvisible(text: string): string {
-  return text.replace(UNSAFE_CHARS, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
-}
-
-/** A string that looks like a credential: known token prefixes, PEM blocks, or a long random-looking run. */
-export function looksSecret(value: string): boolean {
-  if (TOKEN_PREFIX.test(value) || value.includes('-----BEGIN')) return true;
-  if (/^[a-z][a-z0-9+.-]*:\/\/[^/\s:@]+:[^/\s@]+@/i.test(value)) return true;
-  const compact = /^[A-Za-z0-9+/=_-]{20,}$/.test(value);
-  return compact && /[0-9]/.test(value) && /[A-Za-z]/.test(value);
-}
+import { escapeForDisplay } from '../escape-for-display.js';
+import { canonicalInput, sha256Hex } from './approval-key.js';
 
 /**
- * One value for the approval screen: primitives in clear when short and not secret-looking; strings that
- * are long, secret-looking or under a secret-looking name are hidden; arrays and objects are summarized.
+ * How values a model sent are shown to a person: one line, every invisible, bidi or stacking character escaped
+ * (see `escapeForDisplay`). A value is shown in full unless its name is one the operator listed as secret
+ * (`approval.secret_names`) or it is long; then it is marked with its length (and, when not secret, a sha256
+ * prefix) and counted as not shown, so the screen can say so.
  */
-export function displayValue(name: string, value: unknown): string {
-  if (SECRET_NAME.test(name)) return '(hidden: secret-looking name)';
-  if (value === null || typeof value === 'boolean') return String(value);
-  if (typeof value === 'number')
-    return String(value).length <= MAX_SHOWN_CHARS ? String(value) : '(long number)';
-  if (typeof value === 'string') {
-    if (value.length > MAX_SHOWN_CHARS) return `(hidden: ${value.length} characters)`;
-    if (looksSecret(value)) return '(hidden: secret-looking value)';
-    return escapeInvisible(JSON.stringify(value));
+
+/** Longest value shown in full, counted after escaping. */
+export const MAX_SHOWN_CHARS = 80;
+
+/** A value as the approval screen shows it; `full` is false when it is hidden or summarized. */
+export interface Shown {
+  text: string;
+  full: boolean;
+}
+
+/** Whether an input key or a command-line flag names a secret. */
+export type IsSecretName = (name: string) => boolean;
+
+/** A string as a JSON string, every invisible, bidi or stacking character shown as its code point. */
+const quote = (value: string): string => escapeForDisplay(JSON.stringify(value));
+
+const normalName = (name: string): string => name.replace(/^-+/, '').toLowerCase().replaceAll('-', '_');
+
+/**
+ * Whole-name matching against the operator's list: case, leading dashes and `-` versus `_` do not matter, so
+ * `--API-KEY` is `api_key`; but `keywords` is not `key` and `passport` is not `pass`.
+ */
+export function secretNameMatcher(names: readonly string[]): IsSecretName {
+  const set = new Set(names.map(normalName));
+  return (name) => set.has(normalName(name));
+}
+
+const chars = (n: number): string => (n === 1 ? '1 character' : `${n} characters`);
+const digest = (text: string): string => `sha256 ${sha256Hex(text).slice(0, 12)}`;
+const secret = (value: string): Shown => ({ text: `(secret, ${chars(value.length)}, hidden)`, full: false });
+
+/** A string in full when its escaped form is short, else its length and digest. */
+function shownString(value: string): Shown {
+  const text = quote(value);
+  return text.length <= MAX_SHOWN_CHARS
+    ? { text, full: true }
+    : { text: `(${chars(value.length)}, ${digest(value)})`, full: false };
+}
+
+/** The first key, at any depth, that names a secret. */
+function secretKeyIn(value: unknown, isSecret: IsSecretName, depth = 0): string | undefined {
+  if (typeof value !== 'object' || value === null || depth > 64) return undefined;
+  for (const [k, v] of Object.entries(value)) {
+    if (!Array.isArray(value) && isSecret(k)) return k;
+    const inner = secretKeyIn(v, isSecret, depth + 1);
+    if (inner !== undefined) return inner;
   }
-  if (Array.isArray(value)) return `(list of ${value.length})`;
-  if (typeof value === 'object') return `(object with ${Object.keys(value).length} keys)`;
-  return '(not shown)';
+  return undefined;
 }
 
-/** A name (input key) shown in one line, clipped. */
+/** One input value: in full, escaped, when short; a list or object as its JSON when short, else summarized. */
+export function displayValue(name: string, value: unknown, isSecret: IsSecretName): Shown {
+  if (isSecret(name)) return secret(typeof value === 'string' ? value : (JSON.stringify(value) ?? ''));
+  if (typeof value === 'string') return shownString(value);
+  if (value === null || typeof value === 'boolean' || typeof value === 'number') {
+    const text = String(value);
+    return text.length <= MAX_SHOWN_CHARS
+      ? { text, full: true }
+      : { text: `(long number, ${digest(text)})`, full: false };
+  }
+  if (typeof value !== 'object') return { text: '(not JSON)', full: false };
+  const what = Array.isArray(value)
+    ? `list of ${value.length}`
+    : `object with ${Object.keys(value).length} keys`;
+  const inner = secretKeyIn(value, isSecret);
+  if (inner !== undefined)
+    return { text: `(${what}, holds secret "${normalName(inner)}", hidden)`, full: false };
+  const json = canonicalInput(value);
+  const text = escapeForDisplay(json);
+  return text.length <= MAX_SHOWN_CHARS
+    ? { text, full: true }
+    : { text: `(${what}, ${chars(json.length)}, ${digest(json)})`, full: false };
+}
+
+/** An input key shown in one line, escaped; a long one is clipped (the value line still counts it). */
 export function displayName(name: string): string {
   const clipped = name.length > MAX_SHOWN_CHARS ? `${name.slice(0, MAX_SHOWN_CHARS - 3)}...` : name;
-  return escapeInvisible(/^[\w.-]+$/.test(clipped) ? clipped : JSON.stringify(clipped));
+  return /^[\w.-]+$/.test(clipped) ? clipped : quote(clipped);
 }
 
+const FLAG = /^-{1,2}[\w-]+$/;
+
 /**
- * argv for the approval screen: items that are long or secret-looking are hidden, as are values given to a
- * secret-looking flag (`--token X`, `--password=X`).
+ * argv for the approval screen: every argument in full (escaped, quoted unless plain), except values given to a
+ * secret flag (`--token X`, `--password=X`) and long arguments. `hidden` counts those.
  */
-export function displayArgv(argv: readonly string[]): string {
+export function displayArgv(
+  argv: readonly string[],
+  isSecret: IsSecretName,
+): { text: string; hidden: number } {
+  let hidden = 0;
   const shown = argv.map((arg, i) => {
     const prev = argv[i - 1];
-    if (prev !== undefined && /^-{1,2}[\w-]+$/.test(prev) && SECRET_NAME.test(prev)) return '(hidden)';
+    if (prev !== undefined && FLAG.test(prev) && isSecret(prev)) {
+      hidden++;
+      return secret(arg).text;
+    }
     const eq = /^(-{1,2}[\w-]+)=/.exec(arg);
-    if (eq?.[1] !== undefined && SECRET_NAME.test(eq[1])) return `${eq[1]}=(hidden)`;
-    if (arg.length > 80) return `(${arg.length} characters, hidden)`;
-    if (looksSecret(arg)) return '(hidden)';
-    return /^[\w@%+=:,./-]+$/.test(arg) ? arg : escapeInvisible(JSON.stringify(arg));
+    if (eq?.[1] !== undefined && isSecret(eq[1])) {
+      hidden++;
+      return `${eq[1]}=${secret(arg.slice(eq[0].length)).text}`;
+    }
+    if (/^[\w@%+=:,./-]+$/.test(arg) && arg.length <= MAX_SHOWN_CHARS) return arg;
+    const s = shownString(arg);
+    if (!s.full) hidden++;
+    return s.text;
   });
-  return shown.join(' ');
+  return { text: shown.join(' '), hidden };
 }

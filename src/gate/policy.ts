@@ -5,6 +5,11 @@ import { describeRule, matchesRule } from './match-rule.js';
 export interface PolicyInput {
   /** Skill name. */
   skill: string;
+  /**
+   * The folder the name first stood for (see `SkillPins`), when this call's skill comes from another folder. Allow
+   * rules are written for that first folder: for this one they ask instead.
+   */
+  firstFolder?: string;
   /** Script path relative to the skill folder (POSIX). */
   script: string;
   risk: Pick<Risk, 'level' | 'reason'>;
@@ -21,10 +26,10 @@ export interface PolicyDecision {
 
 /**
  * allow | ask | deny for one skill call. Order: a matching deny rule always wins; else the first matching
- * rule, else `mode`. Then risk: high ⇒ `high_risk` (deny, or ask even where a rule or mode allows);
+ * rule (an allow rule asks instead when the name now stands for another folder: `firstFolder`), else `mode`. Then risk: high ⇒ `high_risk` (deny, or ask even where a rule or mode allows);
  * medium ⇒ ask when only `mode: allow` (no rule) would allow it.
  */
-export function decide({ skill, script, risk, config }: PolicyInput): PolicyDecision {
+export function decide({ skill, script, firstFolder, risk, config }: PolicyInput): PolicyDecision {
   const target = `${skill}/${script}`;
   const matches = config.rules.flatMap((r, i) => (matchesRule(r, skill, script) ? [{ r, i }] : []));
   const deny = matches.find((m) => m.r.action === 'deny');
@@ -39,11 +44,17 @@ export function decide({ skill, script, risk, config }: PolicyInput): PolicyDeci
           rule: `mode: ${config.mode} (no rule matched)`,
           reason: `no rule matches ${target}`,
         }
-      : {
-          decision: first.r.action,
-          rule: describeRule(first.r, first.i),
-          reason: `first rule matching ${target}`,
-        };
+      : firstFolder !== undefined && first.r.action === 'allow'
+        ? {
+            decision: 'ask',
+            rule: `${describeRule(first.r, first.i)}, not for this folder`,
+            reason: `the allow rule for "${skill}" applies to the folder that first held the name; this call's skill is another folder that took it since`,
+          }
+        : {
+            decision: first.r.action,
+            rule: describeRule(first.r, first.i),
+            reason: `first rule matching ${target}`,
+          };
 
   if (risk.level === 'high') {
     if (config.high_risk === 'deny') {

@@ -11,6 +11,8 @@ export interface RefusalContext {
   rule?: string;
   risk: RiskLevel;
   config: Pick<ApprovalConfig, 'fallback' | 'timeout_ms' | 'loop_guard'>;
+  /** The client could show the approval form, but over HTTP without a token its answer does not count. */
+  formNotTrusted?: boolean;
 }
 
 const yamlScalar = (s: string): string => (/^[A-Za-z0-9][\w./-]*$/.test(s) ? s : JSON.stringify(s));
@@ -21,6 +23,7 @@ const yamlScalar = (s: string): string => (/^[A-Za-z0-9][\w./-]*$/.test(s) ? s :
  */
 export function noApproverMessage(ctx: RefusalContext): string {
   const target = `${ctx.skill}/${ctx.script}`;
+  if (ctx.formNotTrusted === true) return untrustedFormMessage(target);
   const head =
     `skills-mcp did not run ${target}: it needs approval, and no one can be asked here ` +
     '(the client does not support MCP elicitation prompts, or they are turned off with --no-elicitation).';
@@ -50,6 +53,25 @@ export function noApproverMessage(ctx: RefusalContext): string {
     '```yaml',
     ...snippet,
     '```',
+  ].join('\n');
+}
+
+/**
+ * The refusal for an HTTP client without a token that answers approval forms: any local program could be that
+ * client (the model's own HTTP client included), so its answer is no person's approval. Names the three fixes.
+ */
+function untrustedFormMessage(target: string): string {
+  return [
+    `skills-mcp did not run ${target}: it needs a person's approval, and this server runs over HTTP without a ` +
+      "token, so an answer in the client's own approval form does not count (any program on this machine could " +
+      'connect and approve its own calls). Nothing was run. To approve runs, the user can:',
+    '- set SKILLS_MCP_TOKEN (or --token-file) when starting skills-mcp and give the same token to the MCP ' +
+      'client; or',
+    '- turn on the approval console (--approval-console, or `approval.console: true` in skills-mcp.yaml) and ' +
+      'approve in the browser; or',
+    '- on a single-user machine only, set `approval.http_elicitation: any` in skills-mcp.yaml: then any local ' +
+      'program that reaches the port, a model with an HTTP client included, can approve its own calls.',
+    'Then restart skills-mcp.',
   ].join('\n');
 }
 

@@ -4,7 +4,7 @@ import type { PolicyDecision } from './policy.js';
 import type { SessionState } from './session-state.js';
 
 /**
- * What to do with a gated call before anyone is asked (stage 4 of DESIGN §6).
+ * What to do with a gated call before anyone is asked (step 4 of a gated call, see docs/architecture.md).
  * `run`/`refuse` carry the outcome to record as `approval_decided`; `ask` means: elicit now.
  */
 export type GateOutcome =

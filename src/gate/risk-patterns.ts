@@ -1,4 +1,4 @@
-/** Risk levels, findings and the static-scan pattern table (DESIGN §7, guard). Pure data. */
+/** Risk levels, findings and the static-scan pattern table used by the guard. Pure data. */
 
 export type RiskLevel = 'low' | 'medium' | 'high';
 

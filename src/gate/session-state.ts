@@ -6,7 +6,7 @@ import {
 } from './approval-decision.js';
 import { byCodeUnit } from './approval-key.js';
 
-/** The audit events this state is made of (DESIGN §10), as written and as read back. */
+/** The audit events this state is made of, as written and as read back. */
 export type SessionEvent =
   | { type: 'approval_decided'; payload: { approval_key: string } & ApprovalOutcome }
   | { type: 'loop_guard_tripped'; payload: { approval_key: string } }

@@ -9,6 +9,9 @@ import type { ServerDeps } from './server-deps.js';
 /** While a call waits for the console, progress every this often (keeps clients that reset on progress waiting). */
 const HEARTBEAT_MS = 15_000;
 
+/** How the person reaches the console: by their own route, never a link passed through the model. */
+const WHERE = 'the page opened in their browser, or the link `skills-mcp console` prints in their terminal';
+
 const NO_LONGER_PENDING = refused(
   'denied',
   'This approval is no longer pending: it timed out or its session ended. Nothing was run. Call the tool again to ask anew.',
@@ -27,11 +30,11 @@ function progressSender(ctx: ServerContext): ((message: string) => Promise<void>
 }
 
 /** The answer when the wait ends before the person decided: actionable, and the approval stays open. */
-function pendingResult(a: ConsoleApproval, link: string, timeoutMs: number): CallToolResult {
+function pendingResult(a: ConsoleApproval, timeoutMs: number): CallToolResult {
   const target = `${a.view.skill}/${a.view.script}`;
   const text = [
     `Approval pending: skills-mcp is waiting for the user to approve or deny running ${target}. Nothing has run yet.`,
-    `The user decides in the skills-mcp approval console: ${link}`,
+    `Only the user can decide, in the skills-mcp approval console (${WHERE}).`,
     'Ask the user to decide there, then call this tool again with exactly the same arguments to get the result ' +
       '(the decision is kept for that call; calling again before they decide waits for the decision again). ' +
       `The request expires ${Math.round(timeoutMs / 1000)} s after it was made.`,
@@ -43,7 +46,6 @@ function pendingResult(a: ConsoleApproval, link: string, timeoutMs: number): Cal
       'skills-mcp/call_id': a.callId,
       'skills-mcp/status': 'approval_pending',
       'skills-mcp/code': 'APPROVAL_PENDING',
-      'skills-mcp/approval_url': link,
     },
   };
 }
@@ -52,7 +54,7 @@ function pendingResult(a: ConsoleApproval, link: string, timeoutMs: number): Cal
  * A gated call from a client that cannot show the approval form, with the approval console as the approver.
  * A retry of a request still known to the console continues that call (same call id, same approval key): it runs
  * a kept approval, gets a refusal recorded meanwhile, or waits again. Otherwise the runner begins a new call; when
- * it asks, the console shows it, the client gets a progress notification and a log message with the link, and
+ * it asks, the console shows it, the client gets a progress notification and a log message saying a person decides there, and
  * the request waits up to `console_wait_ms` (under common client timeouts) before answering "pending".
  */
 export async function consoleCall(
@@ -88,23 +90,26 @@ export async function consoleCall(
     a = con.queue.add({ callId: begun.callId, session: req.session, requestKey: key, view: begun.view });
     con.announce(a);
   }
-  const link = con.approvalUrl(a);
   const target = `${a.view.skill}/${a.view.script}`;
-  void send?.(`Waiting for approval of ${target} in the skills-mcp approval console: ${link}`);
+  void send?.(`Waiting for the user to approve ${target} in the skills-mcp approval console`);
   void ctx.mcpReq
-    .log('notice', `Approval needed to run ${target}: open ${link} to approve or deny it.`, 'skills-mcp')
+    .log(
+      'notice',
+      `Approval needed to run ${target}: the user decides in the skills-mcp approval console (${WHERE}).`,
+      'skills-mcp',
+    )
     .catch(() => undefined);
   const heartbeat =
     send === undefined
       ? undefined
-      : setInterval(() => void send(`Still waiting for approval of ${target}: ${link}`), HEARTBEAT_MS);
+      : setInterval(() => void send(`Still waiting for the user to approve ${target}`), HEARTBEAT_MS);
   heartbeat?.unref();
   const wake = await con.queue
     .wait(a, { holdMs: config.approval.console_wait_ms, signal: ctx.mcpReq.signal })
     .finally(() => clearInterval(heartbeat));
   switch (wake.kind) {
     case 'released':
-      return pendingResult(a, link, config.approval.timeout_ms);
+      return pendingResult(a, config.approval.timeout_ms);
     case 'closed':
       return toResult(wake.result ?? NO_LONGER_PENDING);
     case 'answer':

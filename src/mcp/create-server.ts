@@ -12,7 +12,7 @@ import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';
 import { skillPrompt } from './prompts/skill-prompt.js';
-import { readArtifact, runArtifactsResource } from './resources/run-artifacts.js';
+import { runArtifactsResource } from './resources/run-artifacts.js';
 import { skillFilesResource } from './resources/skill-files.js';
 import type { ServerDeps } from './server-deps.js';
 import { listSkillsTool } from './tools/list-skills.js';
@@ -21,6 +21,7 @@ import { readSkillFileTool } from './tools/read-skill-file.js';
 import { runSkillScriptTool } from './tools/run-skill-script.js';
 import { runSkillTool } from './tools/run-skill-tool.js';
 import { skillTool } from './tools/skill-tool.js';
+import { refuseLargeInput } from './tool-input-limit.js';
 import type { ToolDef } from './tools/tool-def.js';
 
 /** Auto mode serves one tool per skill up to this many skills, else the compact pair. */
@@ -54,7 +55,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const addTool = <A>(l: Live, def: ToolDef<A>): RegisteredTool => {
     const audited = runner !== undefined && def.config.annotations.readOnlyHint === true;
     return l.server.registerTool(def.name, def.config, async (args: unknown, ctx) => {
-      const result = await def.handler(args as A, ctx);
+      const result = refuseLargeInput(def.name, args, deps.log) ?? (await def.handler(args as A, ctx));
       if (audited) {
         const isError = (result as CallToolResult).isError === true;
         runner.recordReadOnly(l.session, def.name, def.skillOf?.(args as A) ?? null, args, !isError);
@@ -65,7 +66,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
 
   const toolFor = (l: Live, skill: Skill): ToolDef =>
     withRunner !== undefined && skill.kind === 'executable'
-      ? runSkillTool(withRunner, skill, l.session, l.bridge, readArtifact)
+      ? runSkillTool(withRunner, skill, l.session, l.bridge)
       : skillTool(deps, skill, withRunner !== undefined);
 
   const registerSkill = (l: Live, skill: Skill) => {
@@ -104,11 +105,14 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     const l: Live = { server, session, bridge, compact, perSkill: new Map() };
     const statics: ToolDef<never>[] = [readSkillFileTool(deps)];
     if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
-    if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge, readArtifact));
+    if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge));
     for (const def of statics) addTool(l, def);
     for (const skill of catalog.skills) registerSkill(l, skill);
-    const files = skillFilesResource(deps);
+    const extension = deps.skillsExtension?.forSession(deps, session);
+    const files = skillFilesResource(deps, extension?.checkRead);
     server.registerResource(files.name, files.template, files.config, (uri, vars) => files.read(uri, vars));
+    // After skill-files, so skill:// reads keep going through it (and its digest check).
+    extension?.attach(server);
     if (runner !== undefined) {
       const runs = runArtifactsResource(runner, session);
       server.registerResource(runs.name, runs.template, runs.config, (uri, vars) => runs.read(uri, vars));

@@ -10,6 +10,7 @@ import {
 } from '@modelcontextprotocol/server';
 import type { ApprovalAnswer } from '../gate/index.js';
 import type { CallResult } from '../runner/call-result.js';
+import { clientFormCounts } from '../runner/client-form-counts.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import { consoleCall } from './console-call.js';
@@ -37,10 +38,13 @@ function canElicit(server: McpServer, ctx: ServerContext): boolean {
   return caps?.elicitation !== undefined;
 }
 
-function callContext(deps: ServerDeps, b: GateBridge, ctx: ServerContext): CallContext {
+function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: ServerContext): CallContext {
   const token = ctx.mcpReq._meta?.progressToken;
+  const canShowForm = deps.config.elicitation && canElicit(b.server, ctx);
+  const trusted = clientFormCounts(req.session, deps.config.approval.http_elicitation);
   return {
-    canAsk: deps.config.elicitation && canElicit(b.server, ctx),
+    canAsk: canShowForm && trusted,
+    ...(canShowForm && !trusted ? { formNotTrusted: true } : {}),
     channel: 'elicitation',
     signal: ctx.mcpReq.signal,
     ...(token === undefined
@@ -83,20 +87,20 @@ export function toToolResult(r: CallResult): CallToolResult {
   };
 }
 
-/** Small text artifacts are embedded too, so clients that do not follow links still see them. */
-export function embedSmallArtifacts(
-  result: CallToolResult,
-  r: CallResult,
-  read: (abs: string) => Buffer,
-): CallToolResult {
+/**
+ * Small text artifacts are embedded too, so clients that do not follow links still see them: the bytes read and
+ * hashed at collection, never read again.
+ */
+export function embedSmallArtifacts(result: CallToolResult, r: CallResult): CallToolResult {
   for (const a of r.artifacts) {
-    if (a.bytes > EMBED_TEXT_BYTES || !/^text\/|json|yaml|xml/.test(mimeTypeOf(a.path))) continue;
+    if (a.content === undefined || a.bytes > EMBED_TEXT_BYTES) continue;
+    if (!/^text\/|json|yaml|xml/.test(mimeTypeOf(a.path))) continue;
     result.content.push({
       type: 'resource',
       resource: {
         uri: runUri(r.callId ?? '-', a.path),
         mimeType: mimeTypeOf(a.path),
-        text: read(a.abs).toString('utf8'),
+        text: a.content.toString('utf8'),
       },
     });
   }
@@ -113,10 +117,9 @@ export async function gatedCall(
   b: GateBridge,
   req: CallRequest,
   ctx: ServerContext,
-  read: (abs: string) => Buffer,
 ): Promise<CallToolResult | InputRequiredResult> {
   try {
-    const cctx = callContext(deps, b, ctx);
+    const cctx = callContext(deps, b, req, ctx);
     const state = ctx.mcpReq.requestState<{ callId?: unknown }>();
     if (typeof state === 'object' && state !== null && typeof state.callId === 'string') {
       const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
@@ -126,15 +129,15 @@ export async function gatedCall(
             ? { action: 'accept', content: view.content }
             : { action: view.action }
           : { action: 'error' };
-      const r = await deps.runner.resume(state.callId, req.session, answer, cctx);
-      return embedSmallArtifacts(toToolResult(r), r, read);
+      const r = await deps.runner.resume(state.callId, req.session, answer, cctx, req);
+      return embedSmallArtifacts(toToolResult(r), r);
     }
     if (!cctx.canAsk && deps.console !== undefined) {
-      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r, read);
+      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
       return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult);
     }
     const begun = await deps.runner.begin(req, cctx);
-    if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result, read);
+    if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
     return inputRequired({
       inputRequests: {
         approval: inputRequired.elicit({

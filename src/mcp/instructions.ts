@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '../escape-for-display.js';
 import type { Catalog } from '../skills/catalog.js';
 
 const MAX_LISTED = 200;
@@ -23,7 +24,7 @@ export function serverInstructions(catalog: Catalog, compact: boolean, runs: boo
     'Skills:',
   ];
   for (const s of catalog.skills.slice(0, MAX_LISTED))
-    lines.push(`- ${s.name}: ${firstSentence(s.description)}`);
+    lines.push(`- ${escapeForDisplay(s.name)}: ${escapeForDisplay(firstSentence(s.description))}`);
   if (catalog.skills.length > MAX_LISTED)
     lines.push(`- … and ${catalog.skills.length - MAX_LISTED} more (call list_skills)`);
   if (catalog.skills.length === 0) lines.push('(none loaded)');

@@ -14,9 +14,11 @@ export interface SkillContent {
   /** Set (base64) for binary files. */
   blob?: string;
   size: number;
+  /** The bytes read: `text` and `blob` carry exactly these (a BOM is kept). */
+  bytes: Buffer;
 }
 
-const decoder = new TextDecoder('utf-8', { fatal: true });
+const decoder = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 export function findSkill(catalog: Catalog, name: string): Skill {
   const skill = catalog.get(name) ?? catalog.byToolName(name);
@@ -48,7 +50,7 @@ export function readSkillContent(
   }
   const bytes = readFileSync(real);
   const rel = path.replace(/\\/g, '/').replace(/^\.\//, '');
-  const base = { skill, path: rel, mimeType: mimeTypeOf(rel), size };
+  const base = { skill, path: rel, mimeType: mimeTypeOf(rel), size, bytes };
   try {
     if (bytes.includes(0)) throw new Error('binary');
     return { ...base, text: decoder.decode(bytes) };

@@ -3,6 +3,7 @@ import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Catalog } from '../skills/catalog.js';
+import type { SkillsExtensionState } from './skills-extension/skills-extension.js';
 
 /** What the MCP layer needs. Passed in; nothing is reached for globally. */
 export interface ServerDeps {
@@ -13,6 +14,8 @@ export interface ServerDeps {
   version: string;
   /** The gated-call pipeline. Without it the server only serves instructions and files (no runs). */
   runner?: Runner;
-  /** The approval console: asks a person for clients that cannot show the approval form (issue 6). */
+  /** The approval console: asks a person for clients that cannot show the approval form. */
   console?: ApprovalConsole;
+  /** The MCP Skills extension, when it is on (its module is loaded only then). */
+  skillsExtension?: SkillsExtensionState;
 }

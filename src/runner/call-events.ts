@@ -15,6 +15,7 @@ export const requestedEvent = (sessionId: string, callId: string, call: Prepared
     script: call.script,
     ...call.bound.input,
     bundle_sha256: call.bundle.sha256,
+    ...(call.env === undefined ? {} : { env_sha256: call.env.id }),
     approval_key: call.bound.approvalKey,
     valid: true,
   },

@@ -4,10 +4,12 @@ import type { FinishStatus } from '../audit/payload-schemas.js';
 export interface RunArtifact {
   /** Path relative to the call's files folder. */
   path: string;
-  /** Host path. */
+  /** Host path, for people. The server never reads through it. */
   abs: string;
   bytes: number;
   sha256: string;
+  /** The bytes read when the run was collected (small files only): embedded as they were hashed. */
+  content?: Buffer;
 }
 
 /** The outcome of a gated call, independent of MCP (the mcp layer turns it into a tool result). */

@@ -1,127 +1,65 @@
 import { randomUUID } from 'node:crypto';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
+import { createEnvResolver } from '../envs/create-env-resolver.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, SkillsError } from '../errors.js';
 import {
   approvalRequest,
-  createSessionState,
+  createSkillPins,
   interpretAnswer,
   noApproverMessage,
   refusalMessage,
   resolveGate,
-  scanSkillScripts,
-  summarizeInput,
   type ApprovalAnswer,
   type ApprovalOutcome,
-  type ApprovalView,
   type RefusalContext,
-  type ScriptScan,
-  type SessionState,
 } from '../gate/index.js';
-import type { Profile } from '../sandbox/profile-schema.js';
-import { checkRelativePath } from '../skills/resolve-skill-path.js';
-import type { Skill } from '../skills/types.js';
+import { approvalView } from './approval-view.js';
+import { createCallCaches } from './call-caches.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
-import { entryInputOf, type EntryInput } from './entry-input.js';
-import type { ExecuteDeps } from './execute-call.js';
+import { createLiveSessions, type LiveSession } from './live-sessions.js';
+import { createPendingApprovals } from './pending-approvals.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
+import { createReadOnlyRecords } from './read-only-records.js';
+import { recordInvalid } from './record-invalid.js';
+import type { RecordedArtifact } from './read-artifact.js';
 import { runApproved, type Unwritten } from './run-approved.js';
+import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
+import { isSameRequest } from './same-request.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
-interface LiveSession {
-  info: SessionInfo;
-  gate: SessionState;
-}
+type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
 
-interface Pending {
-  call: PreparedCall;
-  session: LiveSession;
-  timer: NodeJS.Timeout;
-  /** Set when an approval was recorded out of band (console) and the call waits for the client's retry. */
-  approved?: true;
-  channel: CallContext['channel'];
-}
-
-const safeSummary = (input: unknown) => {
-  try {
-    return summarizeInput(input);
-  } catch {
-    return summarizeInput(null);
-  }
-};
-
-/** The call pipeline of DESIGN §6. Every audit event is durable before the step it records. */
+/** The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
-  const sessions = new Map<string, Promise<LiveSession>>();
-  const pending = new Map<string, Pending>();
-  const outputs = new Map<string, { sessionId: string; filesDir: string }>();
-  const scans = new Map<string, Promise<ScriptScan>>();
-  const entries = new Map<string, EntryInput>();
-  const profiles = new Map<string, Promise<Profile>>();
-  /** Read-only call records still being written, per session: ending a session waits for them. */
-  const readOnlyWrites = new Map<string, Set<Promise<void>>>();
-  const closedListeners = new Set<(callId: string, result: CallResult | undefined) => void>();
-  const notifyClosed = (callId: string, result: CallResult | undefined) => {
-    for (const l of closedListeners) l(callId, result);
-  };
-
-  const entryInput = (skill: Skill): EntryInput => {
-    const entry = skill.files.find((f) => f.path === skill.entryPoint);
-    const key = `${skill.dir}\0${skill.entryPoint ?? ''}\0${entry?.size ?? ''}`;
-    let e = entries.get(key);
-    if (e === undefined) entries.set(key, (e = entryInputOf(skill)));
-    return e;
-  };
-
-  /** The scan depends only on file contents: cached per bundle hash. */
-  const scan = (skill: Skill, bundleSha256: string): Promise<ScriptScan> => {
-    let s = scans.get(bundleSha256);
-    if (s === undefined) scans.set(bundleSha256, (s = scanSkillScripts(skill)));
-    return s;
-  };
-
-  const exec = async (): Promise<ExecuteDeps> => {
-    const sandbox = await deps.sandbox();
-    const profile = (name: string) => {
-      let p = profiles.get(name);
-      if (p === undefined) {
-        profiles.set(name, (p = sandbox.loadProfile(name)));
-        p.catch(() => profiles.delete(name));
-      }
-      return p;
-    };
-    return { config, sandbox, env: deps.env, runsDir: deps.runsDir, profile };
-  };
-
-  /** A session's audit record and gate state, started on its first call (gate state rebuilt from the log). */
-  const session = (info: SessionInfo): Promise<LiveSession> => {
-    let s = sessions.get(info.id);
-    if (s === undefined) {
-      s = deps.audit().then((audit) => {
-        if (!audit.sessionState(info.id).exists) {
-          const principal = info.principal === undefined ? {} : { principal_sha256: info.principal };
-          audit.startSession(
-            { transport: info.transport, server_version: deps.version, ...principal },
-            { sessionId: info.id },
-          );
-        }
-        const past = audit.sessionEvents(info.id, [
-          'approval_decided',
-          'loop_guard_tripped',
-          'session_aborted',
-        ]);
-        return { info, gate: createSessionState({ loopGuard: config.approval.loop_guard }, past) };
-      });
-      sessions.set(info.id, s);
-      s.catch(() => sessions.delete(info.id));
-    }
-    return s;
-  };
+  const sessions = createLiveSessions(deps);
+  const pending = createPendingApprovals({
+    perSession: config.pending_approvals.per_session,
+    perSessionBytes: config.pending_approvals.per_session_bytes,
+    total: config.pending_approvals.total,
+    totalBytes: config.pending_approvals.total_bytes,
+  });
+  const envs = createEnvResolver({
+    config: config.dependencies,
+    envsDir: deps.envsDir ?? join(dirname(deps.runsDir), 'envs'),
+    env: deps.env,
+    log,
+  });
+  const slots = createRunSlots({
+    memoryMiB: machineMemoryShareMiB(config.runs.memory_share),
+    perSession: config.runs.max_per_session,
+    waitMs: config.runs.wait_ms,
+  });
+  const caches = createCallCaches(deps, { envs, slots });
+  const readOnly = createReadOnlyRecords(deps, sessions);
+  const pins = deps.skillPins ?? createSkillPins();
+  pins.observe(deps.catalog().skills);
+  const outputs = new Map<string, { sessionId: string; files: Map<string, RecordedArtifact> }>();
 
   /** Writes events in one transaction, then applies the gate events they record. */
   const commit = (
@@ -151,51 +89,32 @@ export function createRunner(deps: RunnerDeps): Runner {
     ctx: CallContext,
     before?: Unwritten,
   ) => {
-    const { result, filesDir } = await runApproved(audit, s.info.id, call, callId, ctx, exec, before);
-    if (filesDir !== undefined) outputs.set(callId, { sessionId: s.info.id, filesDir });
-    return result;
-  };
-
-  const recordInvalid = (audit: AuditStore, s: LiveSession, req: CallRequest, e: SkillsError): string => {
-    let script: string | undefined;
-    try {
-      script = req.script === undefined ? req.skill.entryPoint : checkRelativePath(req.script);
-    } catch {
-      script = undefined;
+    const { result, folders } = await runApproved(audit, s.auditId, call, callId, ctx, caches.exec, before);
+    if (folders !== undefined) {
+      const files = new Map(
+        result.artifacts.map(({ path, sha256, bytes }) => [path, { path, sha256, bytes, folders }]),
+      );
+      outputs.set(callId, { sessionId: s.info.id, files });
     }
-    const callId = randomUUID();
-    const payload = {
-      tool: req.tool,
-      skill: req.skill.name,
-      ...(script === undefined ? {} : { script }),
-      ...safeSummary(req.input),
-      bundle_sha256: null,
-      approval_key: null,
-      valid: false,
-      error_code: e.code,
-    };
-    audit.appendMany([
-      { type: 'tool_call_requested', sessionId: s.info.id, callId, payload },
-      finishedEvent(s.info.id, callId, 'invalid', { code: e.code }),
-    ]);
-    return callId;
+    return result;
   };
 
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {
     const audit = await deps.audit();
-    const s = await session(req.session);
+    const s = await sessions.get(req.session);
     let call: PreparedCall;
     try {
-      call = await prepareCall(req, { config, entryInput, scan });
+      pins.observe(deps.catalog().skills);
+      call = await prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
     } catch (e) {
       if (!isSkillsError(e)) throw e;
-      const callId = recordInvalid(audit, s, req, e);
+      const callId = recordInvalid(audit, s.auditId, req, e);
       const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
       return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
     const callId = randomUUID();
     const key = call.bound.approvalKey;
-    const head = [requestedEvent(s.info.id, callId, call), policyEvent(s.info.id, callId, call)];
+    const head = [requestedEvent(s.auditId, callId, call), policyEvent(s.auditId, callId, call)];
     const gate = resolveGate({
       policy: call.policy,
       session: s.gate,
@@ -208,7 +127,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       // skill happens before it.
       const d = decisionEvents(
         s.gate,
-        s.info.id,
+        s.auditId,
         callId,
         key,
         gate.outcome,
@@ -224,58 +143,47 @@ export function createRunner(deps: RunnerDeps): Runner {
       const { reason } = gate.outcome;
       const channel: ApprovalChannel =
         reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
-      const d = decisionEvents(s.gate, s.info.id, callId, key, gate.outcome, channel);
+      const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel);
       commit(
         audit,
         s,
-        [...head, ...d.events, finishedEvent(s.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+        [...head, ...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
         d.apply,
       );
       const text =
         reason === 'no_approver'
-          ? noApproverMessage(refusalContext(call))
+          ? noApproverMessage({ ...refusalContext(call), formNotTrusted: ctx.formNotTrusted === true })
           : refusalMessage(reason, refusalContext(call));
       return {
         kind: 'done',
         result: refused('denied', text, reason === 'rules' ? 'POLICY_DENIED' : 'APPROVAL_DENIED', callId),
       };
     }
-    commit(audit, s, [
-      ...head,
-      {
-        type: 'approval_requested',
-        sessionId: s.info.id,
-        callId,
-        payload: { approval_key: key, channel: ctx.channel },
-      },
-    ]);
+    const full = pending.reserve(callId, s.info.id, call.bound.input.input_bytes);
+    if (full !== undefined) {
+      commit(audit, s, [...head, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVALS_BUSY' })]);
+      const text = `skills-mcp did not ask about ${call.skill.name}/${call.script}: ${full}. Nothing was run.`;
+      return { kind: 'done', result: refused('denied', text, 'APPROVALS_BUSY', callId) };
+    }
+    try {
+      commit(audit, s, [
+        ...head,
+        {
+          type: 'approval_requested',
+          sessionId: s.auditId,
+          callId,
+          payload: { approval_key: key, channel: ctx.channel },
+        },
+      ]);
+    } catch (e) {
+      pending.release(callId);
+      throw e;
+    }
     const timer = setTimeout(() => void expire(callId), config.approval.timeout_ms);
     timer.unref();
-    pending.set(callId, { call, session: s, timer, channel: ctx.channel });
-    const view = approvalView(call);
+    pending.add(callId, { call, session: s, timer, channel: ctx.channel });
+    const view = approvalView(call, config, deps.runsDir, callId);
     return { kind: 'ask', callId, form: approvalRequest(view), view };
-  };
-
-  const approvalView = (call: PreparedCall): ApprovalView => {
-    const workspace =
-      call.skill.requests.workspace === 'write' && config.workspace !== undefined ? [config.workspace] : [];
-    return {
-      skill: call.skill.name,
-      script: call.script,
-      bundleSha256: call.bundle.sha256,
-      runner: call.interpreter,
-      argv: call.args,
-      input: call.input,
-      inputSummary: call.bound.input,
-      sandbox: {
-        profile: call.skill.requests.sandboxProfile ?? config.sandbox.profile,
-        enforced: config.sandbox.mode !== 'off',
-        network: call.network,
-        writablePaths: [join(deps.runsDir, '<new folder for this call>'), ...workspace],
-      },
-      risk: call.risk,
-      policy: call.policy,
-    };
   };
 
   /** Applies an answer (or its absence) to a pending approval. Takes it out of `pending` first: never runs twice. */
@@ -285,24 +193,44 @@ export function createRunner(deps: RunnerDeps): Runner {
     channel: ApprovalChannel,
     ctx: CallContext,
   ): Promise<CallResult> => {
-    const p = pending.get(callId);
+    const p = pending.take(callId);
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
-    pending.delete(callId);
-    clearTimeout(p.timer);
     const audit = await deps.audit();
     const { session: s, call } = p;
-    const d = decisionEvents(s.gate, s.info.id, callId, call.bound.approvalKey, outcome, channel);
-    if (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') {
+    // A stop in this session wins over any later approval of a call asked before it.
+    const o: ApprovalOutcome = s.gate.isAborted()
+      ? { decision: 'denied', reason: 'session_aborted' }
+      : outcome;
+    const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel);
+    if (o.decision === 'approved' || o.decision === 'approved_for_session') {
       commit(audit, s, d.events, d.apply);
       return run(audit, s, call, callId, ctx);
     }
     commit(
       audit,
       s,
-      [...d.events, finishedEvent(s.info.id, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+      [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
       d.apply,
     );
-    return refused('denied', refusalMessage(outcome.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+    if (o.decision === 'abort') stopSession(audit, s);
+    return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+  };
+
+  /**
+   * "Deny and stop": every other approval of the session still waiting, or approved but not yet claimed by a
+   * retry, is closed unrun; the session refuses every later call.
+   */
+  const stopSession = (audit: AuditStore, s: LiveSession) => {
+    const stopped: AbortedOutcome = { decision: 'denied', reason: 'session_aborted' };
+    for (const [id, p] of pending.ofSession(s.info.id)) {
+      pending.take(id);
+      const events = p.approved
+        ? []
+        : decisionEvents(s.gate, s.auditId, id, p.call.bound.approvalKey, stopped, 'session').events;
+      audit.appendMany([...events, finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' })]);
+      const text = refusalMessage('session_aborted', refusalContext(p.call));
+      pending.notifyClosed(id, refused('denied', text, 'APPROVAL_DENIED', id));
+    }
   };
 
   const expire = async (callId: string) => {
@@ -311,7 +239,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     try {
       if (!p.approved) {
         const { channel } = p;
-        notifyClosed(
+        pending.notifyClosed(
           callId,
           await decide(callId, { decision: 'denied', reason: 'timeout' }, channel, {
             canAsk: false,
@@ -321,11 +249,11 @@ export function createRunner(deps: RunnerDeps): Runner {
         return;
       }
       // Approved in the console (recordAnswer) but the client never called again: finished, never run.
-      pending.delete(callId);
+      pending.take(callId);
       const audit = await deps.audit();
-      audit.append(finishedEvent(p.session.info.id, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
+      audit.append(finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
       const text = `${p.call.skill.name}/${p.call.script} was approved, but the tool was not called again before the approval timed out; it was not run.`;
-      notifyClosed(callId, refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId));
+      pending.notifyClosed(callId, refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId));
     } catch (err) {
       log.error({ err, callId }, 'could not record an approval timeout');
     }
@@ -336,6 +264,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     info: SessionInfo,
     answer: ApprovalAnswer,
     ctx: CallContext,
+    retry?: CallRequest,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
     if (p === undefined || p.session.info.id !== info.id) {
@@ -344,10 +273,16 @@ export function createRunner(deps: RunnerDeps): Runner {
         'Nothing was run by this request. Call the tool again to ask anew.';
       return Promise.resolve(refused('denied', text, 'APPROVAL_DENIED'));
     }
+    if (retry !== undefined && !isSameRequest(p.call, retry)) {
+      const text =
+        `This request does not match the call it continues (${p.call.skill.name}/${p.call.script} with the ` +
+        'tool, arguments and input the person was asked about). Nothing was run. Retry with exactly the same ' +
+        'tool, arguments and input, or call the tool without the continuation to ask anew.';
+      return Promise.resolve(refused('invalid', text, 'RETRY_MISMATCH'));
+    }
     if (p.approved) {
       // The decision is already durable (recordAnswer): run it now for the retrying client.
-      pending.delete(callId);
-      clearTimeout(p.timer);
+      pending.take(callId);
       return deps.audit().then((audit) => run(audit, p.session, p.call, callId, ctx));
     }
     return decide(callId, interpretAnswer(answer), ctx.channel, ctx);
@@ -364,8 +299,18 @@ export function createRunner(deps: RunnerDeps): Runner {
       throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
     const outcome = interpretAnswer(answer);
-    if (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') {
-      const d = decisionEvents(p.session.gate, info.id, callId, p.call.bound.approvalKey, outcome, channel);
+    if (
+      (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') &&
+      !p.session.gate.isAborted()
+    ) {
+      const d = decisionEvents(
+        p.session.gate,
+        p.session.auditId,
+        callId,
+        p.call.bound.approvalKey,
+        outcome,
+        channel,
+      );
       commit(await deps.audit(), p.session, d.events, d.apply);
       p.approved = true;
       return { kind: 'approved' };
@@ -373,90 +318,40 @@ export function createRunner(deps: RunnerDeps): Runner {
     return { kind: 'closed', result: await decide(callId, outcome, channel, { canAsk: false, channel }) };
   };
 
-  const onPendingClosed = (listener: (callId: string, result: CallResult | undefined) => void) => {
-    closedListeners.add(listener);
-    return () => void closedListeners.delete(listener);
-  };
-
-  const recordReadOnly = (
-    info: SessionInfo,
-    tool: string,
-    skill: string | null,
-    input: unknown,
-    ok: boolean,
-  ) => {
-    // Read-only calls run no code, so their record need not precede the answer: it is written right after,
-    // keeping warm calls off the fsync path. The session is claimed and the write tracked now, so an endSession
-    // that comes right after waits for it.
-    const live = session(info);
-    const callId = randomUUID();
-    const payload = {
-      tool,
-      skill,
-      ...safeSummary(input),
-      bundle_sha256: null,
-      approval_key: null,
-      valid: true,
-      read_only: true,
-    };
-    let writes = readOnlyWrites.get(info.id);
-    if (writes === undefined) readOnlyWrites.set(info.id, (writes = new Set()));
-    const write: Promise<void> = new Promise((r) => setImmediate(r))
-      .then(() => Promise.all([deps.audit(), live]))
-      .then(async ([audit]) => {
-        // Group commit: both events, and those of concurrent read-only calls, share one transaction and one fsync.
-        await Promise.all([
-          audit.appendAsync({ type: 'tool_call_requested', sessionId: info.id, callId, payload }),
-          audit.appendAsync(finishedEvent(info.id, callId, ok ? 'ok' : 'error')),
-        ]);
-      })
-      .catch((err: unknown) => log.error({ err, tool }, 'could not audit a read-only call'))
-      .finally(() => {
-        writes.delete(write);
-        if (writes.size === 0) readOnlyWrites.delete(info.id);
-      });
-    writes.add(write);
-  };
-
-  const artifactPath = (info: SessionInfo, callId: string, path: string): string | undefined => {
+  const artifact = (info: SessionInfo, callId: string, path: string): RecordedArtifact | undefined => {
     const o = outputs.get(callId);
-    return o === undefined || o.sessionId !== info.id ? undefined : join(o.filesDir, checkRelativePath(path));
+    return o === undefined || o.sessionId !== info.id ? undefined : o.files.get(path);
   };
 
   const endSession = async (info: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error') => {
-    for (const [id, p] of pending) {
-      if (p.session.info.id !== info.id) continue;
-      clearTimeout(p.timer);
-      pending.delete(id);
-      notifyClosed(id, undefined);
-    }
-    const live = sessions.get(info.id);
+    pending.closeAll(info.id);
+    const live = sessions.forget(info.id);
     if (live === undefined) return;
-    sessions.delete(info.id);
-    await live.catch(() => undefined);
+    const s = await live.catch(() => undefined);
     // The session's read-only records land first (the first one may still be waiting for the store to open).
-    const writes = readOnlyWrites.get(info.id);
-    if (writes !== undefined) await Promise.all([...writes]);
-    (await deps.audit()).endSession(info.id, reason);
+    await readOnly.settled(info.id);
+    if (s !== undefined) (await deps.audit()).endSession(s.auditId, reason);
   };
 
   const close = (): Promise<void> => {
-    for (const [id, p] of pending) {
-      clearTimeout(p.timer);
-      notifyClosed(id, undefined);
-    }
-    pending.clear();
+    pending.closeAll();
     return Promise.resolve();
   };
 
+  const pendingView = (callId: string) => {
+    const p = pending.get(callId);
+    return p === undefined ? undefined : approvalView(p.call, config, deps.runsDir, callId);
+  };
+
   return {
-    entryInput,
+    entryInput: caches.entryInput,
     begin,
+    pendingView,
     resume,
     recordAnswer,
-    onPendingClosed,
-    recordReadOnly,
-    artifactPath,
+    onPendingClosed: pending.onClosed,
+    recordReadOnly: readOnly.record,
+    artifact,
     endSession,
     close,
   };

@@ -14,7 +14,7 @@ export interface EntryInput {
 
 export const FREE_FORM: JsonSchemaObject = { type: 'object', additionalProperties: true };
 
-/** Works out an executable skill's input schema (DESIGN §4 precedence). Reads the entry file; never runs it. */
+/** Works out an executable skill's input schema (frontmatter `input_schema`, else the entry file's argparse arguments, else free-form). Reads the entry file; never runs it. */
 export function entryInputOf(skill: Skill): EntryInput {
   if (skill.inputSchema !== undefined)
     return { schema: { type: 'object', ...skill.inputSchema }, source: 'frontmatter' };

@@ -2,18 +2,23 @@ import { createHash } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../config/config-schema.js';
+import type { Logger } from '../log.js';
 import { SkillsError } from '../errors.js';
+import type { EnvResolver, SkillEnv } from '../envs/create-env-resolver.js';
 import { envKeys, sha256Hex } from '../gate/index.js';
 import { canonicalJson } from '../canonical-json.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import { filterEnv } from '../sandbox/filter-env.js';
 import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan, SandboxResult } from '../sandbox/types.js';
-import { hashBundle } from '../skills/bundle-hash.js';
-import { collectOutput, type CollectedOutput } from './collect-output.js';
+import type { BundleCopy, BundleStore } from '../skills/bundle-store.js';
+import { folderIdOf } from '../sandbox/output-folder.js';
+import { collectOutput, type CollectedOutput, type OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
+import type { RunSlots } from './run-slots.js';
+import { folderBytes, tidyCallFolder } from './tidy-call-folder.js';
 
-/** Inputs up to this size are also passed in the SKILL_INPUT variable (DESIGN §9). */
+/** Inputs up to this size are also passed in the SKILL_INPUT variable. */
 const SMALL_INPUT_BYTES = 8 * 1024;
 
 export interface ExecuteDeps {
@@ -23,16 +28,30 @@ export interface ExecuteDeps {
   env: NodeJS.ProcessEnv;
   /** Folder for per-call output folders. */
   runsDir: string;
+  /** Host paths the server reads besides its skills folders (audit log, profiles folder). */
+  serverPaths: string[];
+  /** Host paths left out of a workspace copy (the approval console's link files). */
+  privatePaths?: string[];
+  /** Read-only copies of approved bundles: what runs. */
+  bundles: BundleStore;
   /** Loads a profile (cached by the runner). */
   profile: (name: string) => Promise<Profile>;
+  envs?: EnvResolver;
+  log?: Logger;
+  /** Admission of concurrent runs; without it, runs are not capped. */
+  slots?: RunSlots;
 }
 
 /** What stage 6 decided: ready to spawn, with what goes into `tool_call_started`. */
 export interface Launch {
   plan: SandboxPlan;
   profile: Profile;
-  outDir: string;
-  filesDir: string;
+  /** The per-call folders, identified before the spawn: collection refuses a folder swapped since. */
+  folders: OutputFolders;
+  /** The environment to build before the run (approved with the call). */
+  install?: SkillEnv;
+  /** Ends the run's hold on the bundle copy (once the run is over): prune may remove it after. */
+  release: () => void;
   started: {
     argv: string[];
     args_count: number;
@@ -40,23 +59,48 @@ export interface Launch {
     env_keys: string[];
     sandbox: Record<string, string | number | boolean>;
     output_dir: string;
+    env_sha256?: string;
+    env_install?: boolean;
   };
 }
 
 /**
- * Stages 5–6 of DESIGN §6: re-hash the bundle (a change since binding → STALE_BINDING), check the sandbox
- * (required but unhealthy → SANDBOX_DENIED), resolve the profile, and lay out the per-call folder and plan.
- * Nothing is spawned here.
+ * Steps 5–6 of a gated call (docs/architecture.md): take the read-only copy of the approved bundle (made and
+ * verified on first need: a change since binding → STALE_BINDING), check the sandbox (required but unhealthy →
+ * SANDBOX_DENIED), resolve the profile, and lay out the per-call folder and plan. The script runs from the copy,
+ * never from the live folder. Nothing is spawned here.
  */
 export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Promise<Launch> {
-  const now = hashBundle(call.skill.dir);
-  if (now.sha256 !== call.bundle.sha256) {
+  let bundle: BundleCopy;
+  try {
+    bundle = await deps.bundles.materialize(call.skill.dir, call.bundle.sha256);
+  } catch (e) {
+    if (!(e instanceof SkillsError && e.code === 'STALE_BINDING')) throw e;
     throw new SkillsError(
       'STALE_BINDING',
       `the files of skill "${call.skill.name}" changed after the call was approved`,
-      {
-        hint: 'Nothing was run. Call the tool again so the new version can be reviewed.',
-      },
+      { hint: 'Nothing was run. Call the tool again so the new version can be reviewed.' },
+    );
+  }
+  try {
+    return { ...(await planLaunch(call, deps, bundle.dir)), release: bundle.release };
+  } catch (e) {
+    bundle.release();
+    throw e;
+  }
+}
+
+async function planLaunch(
+  call: PreparedCall,
+  deps: ExecuteDeps,
+  copy: string,
+): Promise<Omit<Launch, 'release'>> {
+  const skillEnv = call.env === undefined ? undefined : await deps.envs?.forSkill(call.skill);
+  if (skillEnv?.id !== call.env?.id) {
+    throw new SkillsError(
+      'STALE_BINDING',
+      `the dependency declaration of skill "${call.skill.name}" changed after the call was approved`,
+      { hint: 'Nothing was installed or run. Call the tool again so the new environment can be reviewed.' },
     );
   }
   const { sandbox } = deps;
@@ -74,33 +118,64 @@ export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Prom
   mkdirSync(deps.runsDir, { recursive: true, mode: 0o711 });
   const outDir = await sandbox.createOutputDir(deps.runsDir);
   const filesDir = join(outDir, 'files');
+  const folders = { outDir, filesDir, out: folderIdOf(outDir), files: folderIdOf(filesDir) };
   const inputJson = canonicalJson(call.input ?? {}, { allowFloats: true });
   const inputFile = join(outDir, 'input.json');
   writeFileSync(inputFile, inputJson, { mode: 0o644 });
   const limits = profileLimits(profile);
   if (call.skill.requests.timeoutMs !== undefined)
     limits.wallTimeMs = Math.min(limits.wallTimeMs, call.skill.requests.timeoutMs);
+  // The skill root goes on PYTHONPATH (not a `sys.path` insert by a wrapper): package-style skills
+  // (`from scripts.helpers import x`, `python -m scripts.tool`) then work whether run as a file or a module,
+  // `__main__`, argv and tracebacks stay the script's own, and Python subprocesses the script starts inherit it.
+  // The working folder is the call's files folder (below).
   const env: Record<string, string> = {
     ...filterEnv(deps.env, profile.env.allow),
     SKILL_NAME: call.skill.name,
-    SKILL_DIR: call.skill.dir,
+    SKILL_DIR: copy,
+    // The copy is read-only and exactly what was approved: interpreters write no bytecode caches into it.
+    PYTHONDONTWRITEBYTECODE: '1',
     SKILL_OUTPUT: join(outDir, 'output.json'),
     SKILL_FILES_DIR: filesDir,
     SKILL_INPUT_FILE: inputFile,
     TIMEOUT_MS: String(limits.wallTimeMs),
     ...(Buffer.byteLength(inputJson) <= SMALL_INPUT_BYTES ? { SKILL_INPUT: inputJson } : {}),
     ...(deps.config.workspace === undefined ? {} : { SKILL_WORKSPACE: deps.config.workspace }),
+    ...(call.interpreter === 'python3'
+      ? {
+          PYTHONPATH:
+            skillEnv !== undefined && skillEnv.spec.python.length > 0
+              ? `${copy}:${join(skillEnv.dir, 'python')}`
+              : copy,
+        }
+      : {}),
+    ...(call.interpreter === 'node' && skillEnv !== undefined && Object.keys(skillEnv.spec.node).length > 0
+      ? { NODE_PATH: join(skillEnv.dir, 'node', 'node_modules') }
+      : {}),
   };
   const workspaceWrite = call.skill.requests.workspace === 'write';
   const plan: SandboxPlan = {
-    argv: [call.interpreter, call.scriptAbs, ...call.args],
-    cwd: outDir,
+    argv:
+      call.module === undefined
+        ? [call.interpreter, join(copy, call.script), ...call.args]
+        : [call.interpreter, '-m', call.module, ...call.args],
+    // Relative output paths land in the files folder, so they come back as files of the result.
+    cwd: filesDir,
     env,
-    readOnlyPaths: [call.skill.dir],
+    readOnlyPaths: skillEnv === undefined ? [copy] : [copy, skillEnv.dir],
     writablePaths: [outDir],
     ...(deps.config.workspace === undefined || call.skill.requests.workspace === 'none'
       ? {}
-      : { workspace: { path: deps.config.workspace, write: workspaceWrite } }),
+      : {
+          workspace: {
+            path: deps.config.workspace,
+            write: workspaceWrite,
+            protect: [...deps.config.skills, deps.runsDir, ...deps.serverPaths],
+            ...(deps.privatePaths === undefined || deps.privatePaths.length === 0
+              ? {}
+              : { hide: deps.privatePaths, emptyDir: emptyFolder(deps.runsDir) }),
+          },
+        }),
     network: call.network === 'full' ? 'full' : profile.network,
     limits,
     stdin: Buffer.from(inputJson),
@@ -110,10 +185,11 @@ export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Prom
   return {
     plan,
     profile,
-    outDir,
-    filesDir,
+    folders,
+    ...(skillEnv === undefined || skillEnv.ready ? {} : { install: skillEnv }),
     started: {
-      argv: [call.interpreter, call.script],
+      argv:
+        call.module === undefined ? [call.interpreter, call.script] : [call.interpreter, '-m', call.module],
       args_count: call.args.length,
       args_sha256: sha256Hex(canonicalJson(call.args)),
       env_keys: envKeys(Object.keys(env)),
@@ -129,8 +205,16 @@ export async function prepareLaunch(call: PreparedCall, deps: ExecuteDeps): Prom
         seccomp: probe.seccomp,
       },
       output_dir: outDir,
+      ...(skillEnv === undefined ? {} : { env_sha256: skillEnv.id, env_install: !skillEnv.ready }),
     },
   };
+}
+
+/** `<runs>/.empty`: an empty folder, read-only, mounted over the paths a workspace must hide. */
+function emptyFolder(runsDir: string): string {
+  const dir = join(runsDir, '.empty');
+  mkdirSync(dir, { recursive: true, mode: 0o555 });
+  return dir;
 }
 
 export interface Finished {
@@ -149,7 +233,17 @@ export async function runLaunch(
     ...(opts.signal === undefined ? {} : { signal: opts.signal }),
     onOutput: (c) => opts.onOutput?.(c.stream, c.bytes),
   });
+  // The whole call folder counts against the quota, not just files/: over it, nothing of the call is kept.
+  const { runs } = deps.config;
+  if (folderBytes(launch.folders.outDir, runs.max_call_bytes) > runs.max_call_bytes) {
+    deps.log?.warn(
+      { quota: runs.max_call_bytes },
+      'a call folder went over its quota: its files were deleted',
+    );
+    tidyCallFolder(launch.folders.outDir, { keepInput: false, emptyFiles: true });
+  }
   const stdout = result.stdout.toString('utf8');
-  const output = await collectOutput(launch.outDir, launch.filesDir, result.truncated.stdout ? '' : stdout);
+  const output = await collectOutput(launch.folders, result.truncated.stdout ? '' : stdout);
+  tidyCallFolder(launch.folders.outDir, { keepInput: runs.keep_input, emptyFiles: false });
   return { result, output, stdoutSha256: createHash('sha256').update(result.stdout).digest('hex') };
 }

@@ -25,7 +25,8 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
       return e;
     },
     begin: async (req, ctx) => (await get()).begin(req, ctx),
-    resume: async (callId, session, answer, ctx) => (await get()).resume(callId, session, answer, ctx),
+    resume: async (callId, session, answer, ctx, retry) =>
+      (await get()).resume(callId, session, answer, ctx, retry),
     recordAnswer: async (callId, session, answer, channel) =>
       (await get()).recordAnswer(callId, session, answer, channel),
     onPendingClosed(listener) {
@@ -41,7 +42,8 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
     },
     recordReadOnly: (session, tool, skill, input, ok) =>
       void get().then((r) => r.recordReadOnly(session, tool, skill, input, ok)),
-    artifactPath: (session, callId, path) => loaded?.artifactPath(session, callId, path),
+    pendingView: (callId) => loaded?.pendingView(callId),
+    artifact: (session, callId, path) => loaded?.artifact(session, callId, path),
     // Nothing to end or close unless the implementation was (being) loaded: no call, no audit session.
     endSession: async (session, reason) => {
       if (loading !== undefined) await (await loading).endSession(session, reason);

@@ -8,12 +8,15 @@ import {
   type PolicyDecision,
   type Risk,
   type ScriptScan,
+  type SkillPins,
 } from '../gate/index.js';
+import type { EnvResolver, InstallPlan, SkillEnv } from '../envs/create-env-resolver.js';
 import { interpreterForScript } from '../sandbox/resolve-interpreter.js';
 import { hashBundle, type Bundle } from '../skills/bundle-hash.js';
 import { checkRelativePath, resolveSkillPath } from '../skills/resolve-skill-path.js';
 import type { Skill } from '../skills/types.js';
 import { buildArgparseArgv } from './build-argv.js';
+import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
 import type { SessionInfo } from './session.js';
 
@@ -23,8 +26,10 @@ export interface CallRequest {
   tool: string;
   session: SessionInfo;
   skill: Skill;
-  /** Script relative to the skill folder; undefined = the entry point. */
+  /** Script relative to the skill folder; undefined = the entry point (or `module`). */
   script?: string;
+  /** A Python module of the skill run as `python3 -m <module>` (instead of `script`). */
+  module?: string;
   /** Extra argv for `run_skill_script` (never a shell string). */
   args?: readonly string[];
   /** JSON input, given to the script on stdin. */
@@ -34,8 +39,10 @@ export interface CallRequest {
 export interface PreparedCall {
   req: CallRequest;
   skill: Skill;
-  /** Script path relative to the skill folder. */
+  /** Script path relative to the skill folder (for a module: the file it runs). */
   script: string;
+  /** Set when the call runs `python3 -m <module>` from the skill root. */
+  module?: string;
   /** realpath of the script, inside the skill folder. */
   scriptAbs: string;
   /** `python3`, `node` or `bash`. */
@@ -48,18 +55,35 @@ export interface PreparedCall {
   risk: Risk;
   policy: PolicyDecision;
   network: 'none' | 'full';
+  /** The skill's environment, when it declares packages. */
+  env?: SkillEnv;
+  /** What an approval also allows when the environment is not built yet. */
+  installPlan?: InstallPlan;
 }
 
 export interface PrepareDeps {
   config: Config;
+  /** The folder each skill name first stood for: allow rules and grants follow the folder, not the name. */
+  pins: SkillPins;
   entryInput: (skill: Skill) => EntryInput;
   scan: (skill: Skill, bundleSha256: string) => Promise<ScriptScan>;
+  envs?: EnvResolver;
 }
 
-/** Stages 1–3 of DESIGN §6: resolve the script, bind content and input, assess risk, apply policy. */
+/** Steps 1–3 of a gated call (docs/architecture.md): resolve the script, bind content and input, assess risk, apply policy. */
 export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<PreparedCall> {
   const { skill } = req;
-  const script = req.script === undefined ? skill.entryPoint : checkRelativePath(req.script);
+  if (req.module !== undefined && req.script !== undefined) {
+    throw new SkillsError('INPUT_INVALID', 'give either "script" or "module", not both', {
+      hint: 'Use "module" for `python -m pkg.mod` instructions, "script" for a file path.',
+    });
+  }
+  const script =
+    req.module !== undefined
+      ? resolveModule(skill.dir, skill.name, req.module)
+      : req.script === undefined
+        ? skill.entryPoint
+        : checkRelativePath(req.script);
   if (script === undefined) {
     throw new SkillsError('SCRIPT_NOT_FOUND', `skill "${skill.name}" has no entry point`, {
       hint: `Run one of its scripts with run_skill_script: ${scriptsOf(skill) || '(it has none)'}.`,
@@ -88,18 +112,49 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       ? buildArgparseArgv(entry.argparse, (req.input ?? {}) as Record<string, unknown>)
       : [...(req.args ?? [])];
   const bundle = hashBundle(skill.dir);
+  if (!bundle.entries.some((e) => e.path === script)) {
+    // Runs execute from a copy holding exactly the hashed files: caches, dependencies and links leaving the skill
+    // are not part of it, so they cannot be run (or approved) as a script.
+    throw new SkillsError('SCRIPT_NOT_FOUND', `"${script}" is not part of skill "${skill.name}"`, {
+      hint: `Dependency folders, caches and links that leave the skill are never run. Its scripts: ${scriptsOf(skill) || '(none)'}.`,
+    });
+  }
+  const env = await deps.envs?.forSkill(skill);
+  if (env !== undefined && !env.ready && deps.config.dependencies.install === 'never') {
+    throw new SkillsError('ENV_MISSING', `the environment of skill "${skill.name}" is not installed`, {
+      hint: `Installs at call time are off (dependencies.install: never). The operator can run: skills-mcp deps install ${skill.name}`,
+    });
+  }
+  const installPlan = env === undefined || env.ready ? undefined : await deps.envs?.plan(env);
   const bound = bindSkillCall(
-    { skill: skill.name, script, bundleSha256: bundle.sha256, input: req.input, args },
+    {
+      skill: skill.name,
+      folder: skill.dir,
+      script,
+      ...(req.module === undefined ? {} : { module: req.module }),
+      bundleSha256: bundle.sha256,
+      ...(env === undefined ? {} : { envSha256: env.id }),
+      input: req.input,
+      args,
+    },
     deps.config.approval.granularity,
   );
   const scan = await deps.scan(skill, bundle.sha256);
   const risk = assessRisk({ skill, scan, sandbox: deps.config.sandbox.mode });
-  const policy = decide({ skill: skill.name, script, risk, config: deps.config.approval });
+  const firstFolder = deps.pins.folderOf(skill.name);
+  const policy = decide({
+    skill: skill.name,
+    script,
+    ...(firstFolder === undefined || firstFolder === skill.dir ? {} : { firstFolder }),
+    risk,
+    config: deps.config.approval,
+  });
   const network = skill.requests.network ? 'full' : 'none';
   return {
     req,
     skill,
     script,
+    ...(req.module === undefined ? {} : { module: req.module }),
     scriptAbs,
     interpreter,
     args,
@@ -109,6 +164,8 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     risk,
     policy,
     network,
+    ...(env === undefined ? {} : { env }),
+    ...(installPlan === undefined ? {} : { installPlan }),
   };
 }
 

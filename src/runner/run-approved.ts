@@ -1,12 +1,15 @@
 import type { AuditStore } from '../audit/audit-store.js';
-import type { FinishStatus } from '../audit/payload-schemas.js';
+import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, type SkillsError } from '../errors.js';
+import { sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
-import { prepareLaunch, runLaunch, type ExecuteDeps } from './execute-call.js';
+import { prepareLaunch, runLaunch, type ExecuteDeps, type Launch } from './execute-call.js';
+import type { OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
+import type { WorkspaceChanges } from '../sandbox/apply-workspace-changes.js';
 import type { CallContext } from './runner-types.js';
 
 /** Events of a call not yet written: they share the transaction of the next event `runApproved` records. */
@@ -33,7 +36,7 @@ export async function runApproved(
   ctx: CallContext,
   execDeps: () => Promise<ExecuteDeps>,
   before: Unwritten = NOTHING,
-): Promise<{ result: CallResult; filesDir?: string }> {
+): Promise<{ result: CallResult; folders?: OutputFolders }> {
   const started = Date.now();
   const write = (ev: AppendInput) => {
     audit.appendMany([...before.events, ev]);
@@ -48,12 +51,57 @@ export async function runApproved(
     const code = isSkillsError(e) ? e.code : 'INTERNAL';
     const status: FinishStatus =
       code === 'STALE_BINDING' ? 'stale_binding' : code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
+    const expected = status !== 'error' || code.startsWith('ENV_');
     write(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
-    if (status === 'error') throw e;
+    if (!expected) throw e;
     const err = e as SkillsError;
     return { result: refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId) };
   }
+  let release: () => void = () => undefined;
+  try {
+    release = (await exec.slots?.acquire(sessionId, launch.plan.limits.memoryMiB, ctx.signal)) ?? release;
+  } catch (e) {
+    launch.release();
+    if (!isSkillsError(e)) throw e;
+    write(finishedEvent(sessionId, callId, 'error', { code: e.code, durationMs: Date.now() - started }));
+    return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
+  }
+  try {
+    return await startAndRun(audit, sessionId, call, callId, ctx, launch, exec, write, started);
+  } finally {
+    release();
+    // The run is over: its bundle copy may be pruned from now on.
+    launch.release();
+  }
+}
+
+/** Stages 6–8 once the run has its slot: `tool_call_started`, the sandboxed process, `tool_call_finished`. */
+async function startAndRun(
+  audit: AuditStore,
+  sessionId: string,
+  call: PreparedCall,
+  callId: string,
+  ctx: CallContext,
+  launch: Launch,
+  exec: ExecuteDeps,
+  write: (ev: AppendInput) => void,
+  started: number,
+): Promise<{ result: CallResult; folders?: OutputFolders }> {
   write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  let installed: string[] | undefined;
+  if (launch.install !== undefined && exec.envs !== undefined) {
+    // The approval covered install + run; `tool_call_started` (durable) records that this call installs.
+    void ctx.progress?.(0, `installing the skill environment (${launch.install.id.slice(0, 12)})`);
+    try {
+      installed = (await exec.envs.install(launch.install, call.skill, exec.sandbox)).installed;
+    } catch (e) {
+      if (!isSkillsError(e)) throw e;
+      audit.append(
+        finishedEvent(sessionId, callId, 'error', { code: e.code, durationMs: Date.now() - started }),
+      );
+      return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
+    }
+  }
   void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
   let finished;
@@ -83,22 +131,35 @@ export async function runApproved(
       : result.exitCode === 0
         ? 'ok'
         : 'error';
-  audit.append({
-    type: 'tool_call_finished',
-    sessionId,
-    callId,
-    payload: {
-      status,
-      exit_code: result.exitCode,
-      ...(result.signal === null ? {} : { signal: result.signal }),
-      duration_ms: Math.round(result.durationMs),
-      stdout_sha256: finished.stdoutSha256,
-      stdout_bytes: result.bytes.stdout,
-      stderr_bytes: result.bytes.stderr,
-      truncated: result.truncated.stdout || result.truncated.stderr,
-      artifacts: output.artifacts.map((a) => ({ path: a.path, sha256: a.sha256, bytes: a.bytes })),
-    },
-  });
+  const payload = {
+    status,
+    exit_code: result.exitCode,
+    ...(result.signal === null ? {} : { signal: result.signal }),
+    duration_ms: Math.round(result.durationMs),
+    stdout_sha256: finished.stdoutSha256,
+    stdout_bytes: result.bytes.stdout,
+    stderr_bytes: result.bytes.stderr,
+    truncated: result.truncated.stdout || result.truncated.stderr,
+    artifacts: output.artifacts.map((a) => ({ path: a.path, sha256: a.sha256, bytes: a.bytes })),
+    ...(output.refusedNames.length === 0
+      ? {}
+      : { artifacts_refused: output.refusedNames.map((h) => ({ path_sha256: h })) }),
+    ...(installed === undefined ? {} : { env_installed: installed }),
+    ...(result.workspace === undefined ? {} : { workspace_changes: workspaceRecord(result.workspace) }),
+  };
+  try {
+    audit.append({ type: 'tool_call_finished', sessionId, callId, payload });
+  } catch (e) {
+    if (!isSkillsError(e) || e.code !== 'AUDIT_FAILED') throw e;
+    // Never let what a script named its files turn its outcome into `interrupted`: the exit code and digests
+    // are recorded without the artifact list, with a code that says why.
+    audit.append({
+      type: 'tool_call_finished',
+      sessionId,
+      callId,
+      payload: { ...payload, artifacts: [], artifacts_refused: [], error_code: 'ARTIFACTS_UNRECORDABLE' },
+    });
+  }
   if (ctx.progress !== undefined) {
     // The last notification must reach the client before the result: the SDK client dispatches notifications
     // asynchronously and drops a progress update whose request has already been answered.
@@ -106,7 +167,18 @@ export async function runApproved(
     await new Promise((r) => setTimeout(r, 5));
   }
   return {
-    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs),
-    filesDir: launch.filesDir,
+    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name),
+    folders: launch.folders,
+  };
+}
+
+const recordedPath = (p: string) => (isRecordablePath(p) ? { path: p } : { path_sha256: sha256Hex(p) });
+
+/** The workspace changes a run made, as the audit log holds them: paths (or their digests) and content digests. */
+function workspaceRecord(ws: WorkspaceChanges) {
+  return {
+    written: [...ws.digests].map(([p, d]) => ({ ...recordedPath(p), sha256: d.sha256, bytes: d.bytes })),
+    deleted: ws.deleted.map(recordedPath),
+    refused: ws.refused.length,
   };
 }

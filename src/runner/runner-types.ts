@@ -1,17 +1,23 @@
 import type { AuditStore } from '../audit/audit-store.js';
 import type { Config } from '../config/config-schema.js';
-import type { ApprovalAnswer, ApprovalForm, ApprovalView } from '../gate/index.js';
+import type { ApprovalAnswer, ApprovalForm, ApprovalView, SkillPins } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
 import type { Skill } from '../skills/types.js';
 import type { CallResult } from './call-result.js';
 import type { EntryInput } from './entry-input.js';
+import type { RecordedArtifact } from './read-artifact.js';
 import type { CallRequest } from './prepare-call.js';
 import type { SessionInfo } from './session.js';
 
 export interface RunnerDeps {
   catalog: () => Catalog;
+  /**
+   * The folder each skill name first stood for, observed from the first catalog the server served (and every
+   * reload); default: from the catalog when the runner is made.
+   */
+  skillPins?: SkillPins;
   config: Config;
   log: Logger;
   version: string;
@@ -23,6 +29,14 @@ export interface RunnerDeps {
   env: NodeJS.ProcessEnv;
   /** Folder for per-call output folders. */
   runsDir: string;
+  /** Folder of built skill environments (`<id>/`); default: `envs` beside `runsDir`. */
+  envsDir?: string;
+  /** Host paths the server reads (audit log, profiles folder): a run never changes them through the workspace. */
+  serverPaths?: string[];
+  /** Host paths no run ever sees in a workspace copy (the approval console's link files: whoever reads one can approve). */
+  privatePaths?: string[];
+  /** Folder of the read-only, content-addressed copies of approved skill bundles (what runs). */
+  bundlesDir: string;
   now?: () => number;
 }
 
@@ -30,6 +44,11 @@ export interface RunnerDeps {
 export interface CallContext {
   /** True when an approval can be asked now (client declared elicitation, not --no-elicitation). */
   canAsk: boolean;
+  /**
+   * True when the client can show the approval form but its answer does not count: HTTP without a token (see
+   * `clientFormCounts`). A refusal for want of an approver then says how to get one.
+   */
+  formNotTrusted?: boolean;
   /** Who is asked: MCP elicitation, the approval console, or the terminal (`skills-mcp run`). */
   channel: 'elicitation' | 'console' | 'terminal';
   signal?: AbortSignal;
@@ -50,10 +69,20 @@ export interface Runner {
   entryInput(skill: Skill): EntryInput;
   /** Stages 1–4: records the request and policy, then runs, refuses, or asks for approval. */
   begin(req: CallRequest, ctx: CallContext): Promise<Begin>;
-  /** Continues a call that asked for approval, with the person's answer. Never runs a call twice. */
-  resume(callId: string, session: SessionInfo, answer: ApprovalAnswer, ctx: CallContext): Promise<CallResult>;
   /**
-   * Approval console (issue 6): records a person's answer for a pending approval whose tool call is not waiting
+   * Continues a call that asked for approval, with the person's answer. Never runs a call twice. With `retry` (the
+   * request that carries the continuation), a request that differs from the pending call in tool, skill, script,
+   * arguments or input is refused (`RETRY_MISMATCH`) and nothing runs.
+   */
+  resume(
+    callId: string,
+    session: SessionInfo,
+    answer: ApprovalAnswer,
+    ctx: CallContext,
+    retry?: CallRequest,
+  ): Promise<CallResult>;
+  /**
+   * Approval console: records a person's answer for a pending approval whose tool call is not waiting
    * now (it answered "retry once the user has decided"). A refusal closes the call at once (`closed`); an
    * approval is durable at once and the call stays pending until `resume` from the same session runs it
    * (the answer given to that `resume` is ignored), or until `timeout_ms` passes (finished, never run).
@@ -69,10 +98,12 @@ export interface Runner {
    * result the call got), the end of its session or `close` (no result). Returns the unsubscribe function.
    */
   onPendingClosed(listener: (callId: string, result: CallResult | undefined) => void): () => void;
+  /** What the person is asked about a call still waiting for a decision (its input in full), else undefined. */
+  pendingView(callId: string): ApprovalView | undefined;
   /** Audits a read-only tool call (no approval, no process). */
   recordReadOnly(session: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean): void;
-  /** The host path of an artifact of a call made in this session, or undefined. */
-  artifactPath(session: SessionInfo, callId: string, path: string): string | undefined;
+  /** A file collected from a call made in this session (exactly as recorded), or undefined. */
+  artifact(session: SessionInfo, callId: string, path: string): RecordedArtifact | undefined;
   endSession(session: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error'): Promise<void>;
   close(): Promise<void>;
 }

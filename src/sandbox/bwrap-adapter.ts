@@ -1,17 +1,32 @@
-import { chmod, mkdtemp, rmdir } from 'node:fs/promises';
+import { chmod, mkdtemp, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { readHostFacts, type HostFacts } from './diagnose-bwrap.js';
 import { BWRAP_CANDIDATES } from './find-bwrap.js';
-import { executeBwrap, type ExecuteContext } from './bwrap-execute.js';
+import { applyWorkspaceChanges, type WorkspaceChanges } from './apply-workspace-changes.js';
+import { executeBwrap, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
+import { copyWorkspace } from './copy-workspace.js';
 import { PROBE_INTERPRETER, PROBE_PLAN, probeBwrap, type BwrapHost } from './bwrap-probe.js';
 import { createInterpreterResolver, type InterpreterResolver } from './resolve-interpreter.js';
 import type { ChildDeps, SpawnFn } from './run-child.js';
 import { buildSeccompFilter } from './seccomp-filter.js';
-import type { SandboxAdapter, SandboxResult } from './types.js';
+import type { SandboxAdapter, SandboxResult, SandboxWorkspace } from './types.js';
+import { isFolderOpenTo } from './stage-mounts.js';
+import { emptyScope } from './collect-binds.js';
+import { removeTree } from './remove-tree.js';
 import { validatePlan } from './validate-plan.js';
 import { sandboxDenied } from './sandbox-denied.js';
+
+const notEnded = () =>
+  new SkillsError(
+    'SANDBOX_FAILED',
+    'a process of the run could not be seen to exit; its results are not used',
+    {
+      hint: 'The run was stopped from outside and its sandbox did not end within 10 s. Check the host for a stuck process.',
+    },
+  );
 
 export interface BwrapAdapterOptions {
   log: Logger;
@@ -26,6 +41,8 @@ export interface BwrapAdapterOptions {
   arch?: string;
   /** Use cgroups for memory and pids when available (default true). */
   useCgroups?: boolean;
+  /** Reads what explains a failed probe (default: this host's /proc/sys and container signs). */
+  hostFacts?: () => Promise<HostFacts>;
   resolver?: InterpreterResolver;
   spawn?: SpawnFn;
   /** Monotonic ms clock for durations. */
@@ -42,6 +59,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
   const gid = o.gid ?? process.getgid?.() ?? 0;
   const isRoot = uid === 0;
   const sandboxId = isRoot ? { uid: 65534, gid: 65534 } : { uid, gid };
+  const owner = isRoot ? sandboxId : undefined;
   const arch = o.arch ?? process.arch;
   const resolver = o.resolver ?? createInterpreterResolver(o.env);
   const seccompAvailable = buildSeccompFilter(arch, { allowSpawn: true }) !== undefined;
@@ -51,9 +69,26 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
   };
   let hostPromise: Promise<BwrapHost> | undefined;
   let stageDir: Promise<string> | undefined;
+  let emptyDir: Promise<string> | undefined;
   let disposed = false;
 
-  const ctx: ExecuteContext = { isRoot, sandboxId, arch, deps, log: o.log, stageDir: ensureStageDir };
+  /**
+   * A run that writes the workspace works on a private copy. So does one that reads a workspace folder the sandbox
+   * user may not open (a root server's mode-700 project): the copy, owned by that user, holds what it could read of
+   * the workspace were the folder open to it.
+   */
+  const needsCopy = (w: SandboxWorkspace | undefined): w is SandboxWorkspace =>
+    w !== undefined && (w.write || (isRoot && !isFolderOpenTo(w.path, sandboxId.uid, sandboxId.gid)));
+
+  const ctx: ExecuteContext = {
+    isRoot,
+    sandboxId,
+    arch,
+    deps,
+    log: o.log,
+    stageDir: ensureStageDir,
+    emptyDir: ensureEmptyDir,
+  };
 
   async function ensureStageDir(): Promise<string> {
     stageDir ??= mkdtemp(join(tmpdir(), 'skills-mcp-stage-')).then(async (d) => {
@@ -61,6 +96,15 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
       return d;
     });
     return stageDir;
+  }
+
+  async function ensureEmptyDir(): Promise<string> {
+    emptyDir ??= mkdtemp(join(tmpdir(), 'skills-mcp-empty-')).then(async (d) => {
+      await chmod(d, 0o555);
+      await writeFile(emptyScope(d), '{}\n', { mode: 0o444, flag: 'wx' });
+      return d;
+    });
+    return emptyDir;
   }
 
   async function host(): Promise<BwrapHost> {
@@ -76,6 +120,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
       log: o.log,
       useCgroups: o.useCgroups ?? true,
       seccomp: seccompAvailable,
+      hostFacts: o.hostFacts ?? (() => readHostFacts()),
       now: o.clock ?? (() => new Date()),
       tryRun: async (h) => {
         const r = await executeBwrap(ctx, h, PROBE_PLAN, PROBE_INTERPRETER, {});
@@ -101,9 +146,37 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
       const h = await host();
       if (!h.probe.healthy) throw sandboxDenied(h.probe);
       const interp = await resolver.resolve(plan.argv[0]!);
-      const r = await executeBwrap(ctx, h, plan, interp, opts);
+      const ws = needsCopy(plan.workspace)
+        ? await copyWorkspace(plan.workspace.path, owner, sandboxId, plan.workspace.hide)
+        : undefined;
+      let r: ExecuteOutcome | undefined;
+      let workspace: WorkspaceChanges | undefined;
+      try {
+        r = await executeBwrap(ctx, h, plan, interp, opts, ws);
+        if (!r.ended) throw notEnded();
+        // Every process of the run is gone: the copy no longer changes.
+        if (ws !== undefined && plan.workspace?.write === true && !r.outcome.cancelled)
+          workspace = await applyWorkspaceChanges(ws, isRoot, plan.workspace?.protect).catch(
+            (cause: unknown) => {
+              throw new SkillsError('SANDBOX_FAILED', 'could not apply the workspace changes of the run', {
+                cause,
+              });
+            },
+          );
+      } finally {
+        // A folder a live process can still swap for a link is never walked: it is left behind instead.
+        if (ws !== undefined && r?.ended !== false)
+          await removeTree(ws.dir).catch((err: unknown) =>
+            o.log.warn({ err, dir: ws.dir }, 'could not remove a workspace copy'),
+          );
+        else if (ws !== undefined)
+          o.log.warn({ dir: ws.dir }, 'workspace copy left in place: a process of the run may remain');
+      }
+      if (workspace !== undefined && workspace.refused.length > 0)
+        o.log.warn({ refused: workspace.refused.length }, 'workspace changes refused');
       return {
         ...r.outcome,
+        ...(workspace === undefined ? {} : { workspace }),
         oomKilled: r.oomKilled,
         evidence: {
           requested: plan.sandbox ?? 'required',
@@ -130,6 +203,9 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
       await h?.pool?.dispose();
       const d = await stageDir?.catch(() => undefined);
       if (d !== undefined) await rmdir(d).catch(() => undefined);
+      const e = await emptyDir?.catch(() => undefined);
+      if (e !== undefined) await rmdir(e).catch(() => undefined);
+      if (e !== undefined) await unlink(emptyScope(e)).catch(() => undefined);
     },
   };
 }

@@ -16,7 +16,7 @@ export interface BwrapArgsInput {
   cwd: string;
   env: Record<string, string>;
   /** fds (as the bwrap process sees them) carrying synthesized files and the seccomp program. */
-  fds: { passwd: number; group: number; hosts?: number; seccomp?: number };
+  fds: { passwd: number; group: number; hosts?: number; seccomp?: number; info?: number };
 }
 
 export const SANDBOX_HOSTNAME = 'sandbox';
@@ -57,6 +57,9 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
     '--cap-drop',
     'ALL',
     '--die-with-parent',
+    // The script is the sandbox's pid 1: no bwrap init inside whose memory it could rewrite (same uid, dumpable) to
+    // report an early exit and keep running. When pid 1 exits, the kernel kills every process left in the sandbox.
+    '--as-pid-1',
     '--new-session',
     '--hostname',
     SANDBOX_HOSTNAME,
@@ -70,13 +73,19 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   if (i.fds.hosts !== undefined) a.push('--perms', '0444', '--file', String(i.fds.hosts), '/etc/hosts');
   const size = String(i.tmpfsBytes);
   a.push('--size', size, '--tmpfs', '/tmp', '--dev', '/dev', '--size', size, '--tmpfs', '/dev/shm');
+  // No pseudo-terminals: bwrap 0.8 mounts devpts without `max=`, so ptys would come from the host's shared pool.
+  a.push('--tmpfs', '/dev/pts', '--remount-ro', '/dev/pts');
   a.push('--proc', '/proc');
+  // A read-only bind of /dev/null (nodev) over them: reading fails with EACCES.
+  for (const p of i.layout.hiddenProc) a.push('--ro-bind', '/dev/null', p);
   for (const b of orderBinds(i.binds)) a.push(b.write ? '--bind' : '--ro-bind', b.src, b.dest);
   // The root tmpfs and /dev (unsized tmpfs) would otherwise be writable and unbounded.
   a.push('--remount-ro', '/dev', '--remount-ro', '/');
   a.push('--chdir', i.cwd, '--clearenv');
   for (const [k, v] of Object.entries(i.env).sort(([x], [y]) => x.localeCompare(y))) a.push('--setenv', k, v);
   if (i.fds.seccomp !== undefined) a.push('--seccomp', String(i.fds.seccomp));
+  // bwrap reports the sandbox's pid 1 (as the host sees it) there: the server waits for it to be gone.
+  if (i.fds.info !== undefined) a.push('--info-fd', String(i.fds.info));
   return a;
 }
 

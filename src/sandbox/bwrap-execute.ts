@@ -3,11 +3,13 @@ import type { Logger } from '../log.js';
 import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bwrap-args.js';
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
+import type { WorkspaceCopy } from './copy-workspace.js';
 import { FD, launchData, type LaunchInput } from './launcher.js';
 import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
 import { sandboxDenied } from './sandbox-denied.js';
+import { endSandbox, identifyInit, type SandboxInit } from './sandbox-init.js';
 import { buildSeccompFilter } from './seccomp-filter.js';
 import { nprocArgv } from './shim.js';
 import { isReachableBy, onPreStage, stageBinds, stageRootOf } from './stage-mounts.js';
@@ -23,6 +25,8 @@ export interface ExecuteContext {
   log: Logger;
   /** The (lazily created) world-traversable folder staged sources are mounted below. */
   stageDir: () => Promise<string>;
+  /** The (lazily created) empty read-only folder mounted over `node_modules` folders above the skill. */
+  emptyDir: () => Promise<string>;
 }
 
 export interface ExecuteOutcome {
@@ -30,10 +34,15 @@ export interface ExecuteOutcome {
   oomKilled: boolean;
   seccomp: boolean;
   cgroup: boolean;
+  /**
+   * Every process of the sandbox is known to be gone. False only when the run was stopped from outside and its
+   * pid 1 could not be seen to exit: what it had writable may still change.
+   */
+  ended: boolean;
 }
 
-/** Processes the sandbox itself adds to a run's cgroup (launcher/bwrap, bwrap's init, a stager's two). */
-const HELPER_PIDS = 8;
+/** Processes the sandbox itself adds to a run's cgroup (launcher/bwrap, its three stdio `cat`s, a stager's two). */
+const HELPER_PIDS = 10;
 const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 
 const signalName = (n: number): NodeJS.Signals | undefined =>
@@ -98,6 +107,7 @@ export async function executeBwrap(
   plan: SandboxPlan,
   interp: ResolvedInterpreter,
   opts: RunOptions,
+  workspaceCopy?: WorkspaceCopy,
 ): Promise<ExecuteOutcome> {
   const { isRoot, sandboxId, arch } = ctx;
   const bwrap = host.bwrap;
@@ -108,7 +118,7 @@ export async function executeBwrap(
     log: ctx.log,
     initial: isRoot ? sandboxId : undefined,
   });
-  const binds = collectBinds(plan, interp, host.layout.systemDirs);
+  const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
   const { launcher, inner, stage, drop } = await chooseLauncher(ctx, host.launchers, bwrap, binds);
   const lease = launcher.lease;
   try {
@@ -132,6 +142,7 @@ export async function executeBwrap(
           group: FD.group,
           ...(plan.network === 'none' ? { hosts: FD.hosts } : {}),
           ...(seccomp === undefined ? {} : { seccomp: FD.seccomp }),
+          info: FD.info,
         },
       }),
       // Without a pids cgroup, RLIMIT_NPROC has to be set inside the sandbox's user namespace.
@@ -151,26 +162,39 @@ export async function executeBwrap(
       ...(drop && host.setpriv !== undefined ? { dropTo: { ...sandboxId, setpriv: host.setpriv } } : {}),
       ...(stage === undefined ? {} : { stage }),
     });
+    let info = '';
+    let init: SandboxInit | undefined;
+    const onInfo = (chunk: Buffer) => {
+      if (init !== undefined || info.length > 4096) return;
+      info += chunk.toString('utf8');
+      init = identifyInit(info);
+    };
     const outcome = await launcher.child.start({
       data,
+      read: new Map([[FD.info, onInfo]]),
       ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
       wallTimeMs: plan.limits.wallTimeMs,
       maxOutputBytes: plan.limits.maxOutputBytes,
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       ...(opts.onOutput === undefined ? {} : { onOutput: opts.onOutput }),
     });
+    // bwrap exits on its own only after its pid 1 did, that is after every process inside; stopped from outside,
+    // it dies first and they follow a moment later: wait for them.
+    const stopped = outcome.timedOut || outcome.cancelled || outcome.signal !== null;
+    const ended = init !== undefined ? await endSandbox(init) : !stopped;
     const oomKilled = lease === undefined ? false : await lease.oomKilled();
     return {
       outcome: decodeSignal(outcome),
       oomKilled,
       seccomp: seccomp !== undefined,
       cgroup: lease !== undefined,
+      ended,
     };
   } catch (err) {
     launcher.child.discard();
     throw err;
   } finally {
-    // The tree is already gone ('close' means bwrap's init closed its stdio); cleanup can trail.
+    // The sandbox's processes are gone (or reported not to be); releasing the cgroup can trail.
     host.launchers.done(launcher);
   }
 }

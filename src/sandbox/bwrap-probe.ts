@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type { Logger } from '../log.js';
 import { createCgroupPool, type CgroupPool } from './cgroup-pool.js';
 import { detectCgroups } from './detect-cgroups.js';
-import { diagnoseBwrapFailure, readHostFacts } from './diagnose-bwrap.js';
+import { diagnoseBwrapFailure, diagnoseMissingBwrap, type HostFacts } from './diagnose-bwrap.js';
 import { checkTrustedBinary, findBwrap } from './find-bwrap.js';
 import { detectHostLayout, type HostLayout } from './host-layout.js';
 import type { LauncherPool } from './launcher-pool.js';
@@ -56,6 +56,8 @@ export interface BwrapProbeDeps {
   useCgroups: boolean;
   seccomp: boolean;
   now: () => Date;
+  /** Reads the host facts that explain a failure (the real /proc/sys and container signs, fakes in tests). */
+  hostFacts: () => Promise<HostFacts>;
   /** Runs `/bin/true` through the full recipe; resolves to its exit code and stderr. */
   tryRun: (host: BwrapHost) => Promise<{ exitCode: number | null; stderr: string }>;
 }
@@ -99,12 +101,7 @@ export async function probeBwrap(deps: BwrapProbeDeps): Promise<BwrapHost> {
       probe: {
         adapter: 'bwrap',
         healthy: false,
-        diagnosis: {
-          code: 'bwrap-missing',
-          message: 'bubblewrap (bwrap) was not found',
-          hint: 'Install it: apt-get install bubblewrap (Debian/Ubuntu), dnf install bubblewrap (Fedora), pacman -S bubblewrap (Arch).',
-          detail: found.tried.join('; '),
-        },
+        diagnosis: diagnoseMissingBwrap(found.tried, await deps.hostFacts()),
         limits: none,
         seccomp: false,
         checkedAt,
@@ -155,7 +152,7 @@ export async function probeBwrap(deps: BwrapProbeDeps): Promise<BwrapHost> {
     host.probe.healthy = true;
     return host;
   }
-  host.probe.diagnosis = diagnoseBwrapFailure(r.stderr, await readHostFacts());
+  host.probe.diagnosis = diagnoseBwrapFailure(r.stderr, await deps.hostFacts(), found.path);
   await host.launchers?.dispose();
   await pool?.dispose();
   delete host.launchers;

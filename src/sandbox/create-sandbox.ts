@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createBwrapAdapter } from './bwrap-adapter.js';
+import type { HostFacts } from './diagnose-bwrap.js';
 import { defaultProfilesDir, loadProfile } from './load-profile.js';
 import { createOffAdapter } from './off-adapter.js';
 import type { Profile } from './profile-schema.js';
@@ -25,6 +26,8 @@ export interface SandboxOptions {
   bwrapCandidates?: readonly string[];
   /** Linux: use cgroups for memory/pids when available (default true). */
   useCgroups?: boolean;
+  /** Linux: reads what explains a failed probe (default: this host's /proc/sys and container signs). */
+  hostFacts?: () => Promise<HostFacts>;
   uid?: number;
   gid?: number;
   spawn?: SpawnFn;
@@ -97,6 +100,7 @@ export function createSandbox(o: SandboxOptions): Sandbox {
             gid,
             ...(o.bwrapCandidates === undefined ? {} : { bwrapCandidates: o.bwrapCandidates }),
             ...(o.useCgroups === undefined ? {} : { useCgroups: o.useCgroups }),
+            ...(o.hostFacts === undefined ? {} : { hostFacts: o.hostFacts }),
           })
         : platform === 'darwin'
           ? createSeatbeltAdapter({ ...common, profilesDir })

@@ -10,7 +10,12 @@ export interface HostLayout {
   etc: string[];
   /** `/etc` entries only a `network: full` run gets (resolver configuration). */
   etcNetwork: string[];
+  /** `/proc` files this kernel has that are made unreadable inside (see {@link HIDDEN_PROC_FILES}). */
+  hiddenProc: string[];
 }
+
+/** Host details a script has no use for (boot flags, kernel build config, boot id). */
+export const HIDDEN_PROC_FILES = ['/proc/cmdline', '/proc/config.gz', '/proc/sys/kernel/random/boot_id'];
 
 const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
 const ETC = ['/etc/ld.so.cache', '/etc/alternatives', '/etc/localtime', '/etc/ssl', '/etc/ca-certificates'];
@@ -39,7 +44,10 @@ export async function detectHostLayout(): Promise<HostLayout> {
       systemDirs.push(p);
     }
   }
-  return { symlinks, systemDirs, etc: ETC, etcNetwork: ETC_NETWORK };
+  const hiddenProc: string[] = [];
+  for (const p of HIDDEN_PROC_FILES)
+    if ((await lstat(p).catch(() => undefined)) !== undefined) hiddenProc.push(p);
+  return { symlinks, systemDirs, etc: ETC, etcNetwork: ETC_NETWORK, hiddenProc };
 }
 
 /** Is `p` the same as or below one of `dirs`? */

@@ -1,4 +1,4 @@
-/** Public API of the sandbox module (DESIGN §8). The runner imports from here. */
+/** Public API of the sandbox module. The runner imports from here. */
 export type * from './types.js';
 export { createSandbox, type Sandbox, type SandboxOptions } from './create-sandbox.js';
 export { createBwrapAdapter, type BwrapAdapterOptions } from './bwrap-adapter.js';
@@ -25,5 +25,5 @@ export {
   type InterpreterResolver,
   type ResolvedInterpreter,
 } from './resolve-interpreter.js';
-export { listOutputFiles, readOutputFile, type OutputFile, type OutputListing } from './read-output-file.js';
 export { filterEnv } from './filter-env.js';
+export { readHostFacts, type ContainerRuntime, type HostFacts, type HostReaders } from './diagnose-bwrap.js';

@@ -3,6 +3,9 @@ import type { PrepareSpec } from './run-child.js';
 import { BASH, limitArgs, type ShimLimits } from './shim.js';
 import { stagerArgs, type PreStage } from './stage-mounts.js';
 
+/** The launcher's pipes with the server (fds 5–12), closed in its helper processes. */
+const CLOSE_PIPES = '5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
+
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
  * call path: on cgroup v1, moving a process into a cgroup costs ≈ 11 ms (a percpu rwsem write lock),
@@ -15,6 +18,9 @@ import { stagerArgs, type PreStage } from './stage-mounts.js';
 export const LAUNCHER_SCRIPT = [
   'echo $$ >&3 && echo $$ >&4 || exit 125',
   'exec 3>&- 4>&-',
+  // stdio from the server is a socket made in the host's network namespace (socket ioctls on it would list the
+  // host's interfaces): the script gets pipes, fed by three `cat`s outside the sandbox, set up before the call.
+  `exec 0< <(exec cat ${CLOSE_PIPES}) 1> >(exec cat ${CLOSE_PIPES}) 2> >(exec cat >&2 ${CLOSE_PIPES})`,
   "readarray -d '' -u 5 m",
   'exec 5<&-',
   '[ "${#m[@]}" -ge 6 ] || exit 0',
@@ -22,6 +28,9 @@ export const LAUNCHER_SCRIPT = [
   'keep=",$1,"',
   'shift',
   'ulimit -c 0 -n "$1" -t "$2" -f "$3" ${4:+-d "$4"} || { echo "sandbox: cannot apply limits" >&2; exit 126; }',
+  // Signals queued and POSIX message-queue bytes are counted per user across runs: each run gets a small share
+  // (where the hard limit is lower already, it stays).
+  'ulimit -i 1024 2>/dev/null; ulimit -q 65536 2>/dev/null',
   'shift 4',
   'for f in /proc/self/fd/*; do n=${f##*/}; case ",$n," in ,0,|,1,|,2,) ;; *) case $keep in *",$n,"*) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac ;; esac; done',
   'exec "$@"',
@@ -38,11 +47,13 @@ export const FD = {
   passwd: 9,
   group: 10,
   hosts: 11,
+  /** bwrap's `--info-fd`: the host pid of the sandbox's pid 1, read by the server. */
+  info: 12,
 };
-const PIPES = [FD.control, FD.stager, FD.args, FD.seccomp, FD.passwd, FD.group, FD.hosts];
+const PIPES = [FD.control, FD.stager, FD.args, FD.seccomp, FD.passwd, FD.group, FD.hosts, FD.info];
 
 /**
- * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), seven pipes. A root
+ * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), eight pipes. A root
  * launcher may be pre-staged: bash then waits inside a stager bwrap that already mounted `stage.ps`'s folders.
  */
 export function launcherSpec(
@@ -88,7 +99,7 @@ export function launchData(i: LaunchInput): Map<number, Buffer> {
     const d = i.dropTo;
     chain = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--', ...chain];
   }
-  const keep = [FD.args, FD.passwd, FD.group];
+  const keep = [FD.args, FD.passwd, FD.group, FD.info];
   const data = new Map<number, Buffer>([
     [FD.args, encodeArgs(i.options)],
     [FD.passwd, Buffer.from(i.files.passwd)],

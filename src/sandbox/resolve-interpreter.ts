@@ -51,7 +51,7 @@ const SCRIPT_INTERPRETERS: Record<string, string> = {
   '.bash': 'bash',
 };
 
-/** The interpreter name for a script by extension (DESIGN §4), or undefined when it is not runnable. */
+/** The interpreter name for a script by extension (see the table above), or undefined when it is not runnable. */
 export function interpreterForScript(scriptPath: string): string | undefined {
   return SCRIPT_INTERPRETERS[extname(scriptPath).toLowerCase()];
 }

@@ -29,6 +29,8 @@ export interface StartSpec {
   maxOutputBytes: number;
   signal?: AbortSignal;
   onOutput?: (chunk: OutputChunk) => void;
+  /** Readers of what the child writes into its extra pipes, by fd number. */
+  read?: ReadonlyMap<number, (chunk: Buffer) => void>;
 }
 
 /** How a child ended: a sandbox result before the adapter adds what only it knows. */
@@ -156,6 +158,7 @@ export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedC
             buf.push(chunk);
             s.onOutput?.({ stream: name, bytes: chunk.length });
           });
+        for (const [fd, onData] of s.read ?? []) (child.stdio[fd] as Readable | null)?.on('data', onData);
         collect(child.stdout, out, 'stdout');
         collect(child.stderr, err, 'stderr');
         const onExit = () => {

@@ -1,4 +1,10 @@
-import { DENIED_SYSCALLS, syscallTable, type SyscallTable } from './syscall-table.js';
+import {
+  ARCH_SPECIFIC_SYSCALLS,
+  DENIED_SYSCALLS,
+  FIRST_UNKNOWN_SYSCALL,
+  syscallTable,
+  type SyscallTable,
+} from './syscall-table.js';
 
 // Classic BPF opcodes (linux/filter.h) and seccomp return values (linux/seccomp.h).
 const LD_W_ABS = 0x20;
@@ -17,6 +23,9 @@ const AF_ALLOWED = [1, 2, 10, 16]; // AF_UNIX, AF_INET, AF_INET6, AF_NETLINK
 const TIOCSTI = 0x5412;
 const TIOCLINUX = 0x541c;
 const CLONE_THREAD = 0x00010000;
+const PR_SET_PDEATHSIG = 1;
+const SIGKILL = 9;
+const PERSONALITY_QUERY = 0xffffffff;
 // CLONE_NEWNS | NEWCGROUP | NEWUTS | NEWIPC | NEWUSER | NEWPID | NEWNET
 const CLONE_NS_FLAGS =
   0x00020000 | 0x02000000 | 0x04000000 | 0x08000000 | 0x10000000 | 0x20000000 | 0x40000000;
@@ -88,8 +97,14 @@ export function seccompProgram(table: SyscallTable, opts: SeccompOptions): Buffe
     { op: 'ld', off: OFF_NR },
   ];
   if (table.x32Bit !== 0) p.push({ op: 'jge', k: table.x32Bit, t: 'enosys', f: 'next' });
-  for (const name of DENIED_SYSCALLS) p.push({ op: 'jeq', k: nr(name), t: 'eperm', f: 'next' });
+  p.push({ op: 'jge', k: FIRST_UNKNOWN_SYSCALL, t: 'enosys', f: 'next' });
+  for (const name of DENIED_SYSCALLS) {
+    if (table.nr[name] === undefined && ARCH_SPECIFIC_SYSCALLS.has(name)) continue;
+    p.push({ op: 'jeq', k: nr(name), t: 'eperm', f: 'next' });
+  }
   p.push(
+    { op: 'jeq', k: nr('prctl'), t: 'prctl', f: 'next' },
+    { op: 'jeq', k: nr('personality'), t: 'personality', f: 'next' },
     { op: 'jeq', k: nr('socket'), t: 'socket', f: 'next' },
     { op: 'jeq', k: nr('socketpair'), t: 'socket', f: 'next' },
     { op: 'jeq', k: nr('ioctl'), t: 'ioctl', f: 'next' },
@@ -111,6 +126,18 @@ export function seccompProgram(table: SyscallTable, opts: SeccompOptions): Buffe
     { op: 'jeq', k: TIOCSTI, t: 'eperm', f: 'next' },
     { op: 'jeq', k: TIOCLINUX, t: 'eperm', f: 'next' },
     { op: 'ret', k: RET_ALLOW },
+    // The sandbox's pid 1 is the script (bwrap --as-pid-1), killed with its parent by PDEATHSIG=SIGKILL: it may not
+    // swap that for a signal it can ignore.
+    { op: 'label', name: 'prctl' },
+    { op: 'ld', off: OFF_ARG0 },
+    { op: 'jeq', k: PR_SET_PDEATHSIG, t: 'next', f: 'allow' },
+    { op: 'ld', off: OFF_ARG1 },
+    { op: 'jeq', k: SIGKILL, t: 'allow', f: 'eperm' },
+    // Only the default persona (and the query): no ADDR_NO_RANDOMIZE, READ_IMPLIES_EXEC and the like.
+    { op: 'label', name: 'personality' },
+    { op: 'ld', off: OFF_ARG0 },
+    { op: 'jeq', k: 0, t: 'allow', f: 'next' },
+    { op: 'jeq', k: PERSONALITY_QUERY, t: 'allow', f: 'eperm' },
     { op: 'label', name: 'clone' },
     { op: 'ld', off: OFF_ARG0 },
     { op: 'jset', k: CLONE_NS_FLAGS, t: 'eperm', f: 'next' },
@@ -132,8 +159,10 @@ export function seccompProgram(table: SyscallTable, opts: SeccompOptions): Buffe
 
 /**
  * The seccomp filter bwrap loads with `--seccomp FD`: deny ptrace, keyrings, bpf, perf, userfaultfd,
- * io_uring, the mount API, namespaces, kexec/modules, TIOCSTI/TIOCLINUX, socket families other than
- * unix/inet/inet6/netlink (AF_VSOCK reaches the VM host), foreign ABIs. Undefined on unknown architectures.
+ * io_uring, the mount API (old and new), namespaces, kexec/modules, inotify/fanotify (they would report what
+ * host processes do on the shared read-only mounts), kcmp, memfd_secret, modify_ldt, personality flags,
+ * TIOCSTI/TIOCLINUX, socket families other than unix/inet/inet6/netlink (AF_VSOCK reaches the VM host),
+ * foreign ABIs, and every syscall newer than the table (ENOSYS). Undefined on unknown architectures.
  */
 export function buildSeccompFilter(arch: string, opts: SeccompOptions): Buffer | undefined {
   const table = syscallTable(arch);

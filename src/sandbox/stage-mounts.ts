@@ -12,7 +12,14 @@ import type { Bind } from './bwrap-args.js';
  * `stageDir` folder the server created. Staging happens only for sources that need it.
  */
 
-const perm = (mode: number, uid: number, gid: number, st: { uid: number; gid: number }, bit: number) =>
+/** Do the mode bits of `st` give `uid`/`gid` (no supplementary groups, no capabilities) permission `bit` (4, 2, 1)? */
+export const perm = (
+  mode: number,
+  uid: number,
+  gid: number,
+  st: { uid: number; gid: number },
+  bit: number,
+) =>
   st.uid === uid
     ? (mode & (bit << 6)) !== 0
     : st.gid === gid
@@ -33,6 +40,16 @@ export function isReachableBy(p: string, uid: number, gid: number): boolean {
     }
     const st = statSync(p);
     return perm(st.mode, uid, gid, st, 0o4) && (!st.isDirectory() || perm(st.mode, uid, gid, st, 0o1));
+  } catch {
+    return false;
+  }
+}
+
+/** May `uid`/`gid` list and enter the folder `p` itself (its parents aside)? Mode bits only. */
+export function isFolderOpenTo(p: string, uid: number, gid: number): boolean {
+  try {
+    const st = statSync(p);
+    return st.isDirectory() && perm(st.mode, uid, gid, st, 0o4) && perm(st.mode, uid, gid, st, 0o1);
   } catch {
     return false;
   }

@@ -1,5 +1,7 @@
+import type { WorkspaceChanges } from './apply-workspace-changes.js';
+
 /**
- * The sandbox contract (DESIGN §8). The runner builds a {@link SandboxPlan} and calls
+ * The sandbox contract. The runner builds a {@link SandboxPlan} and calls
  * `adapter.run(plan, opts)`; every result carries {@link SandboxEvidence} saying honestly what was enforced.
  */
 
@@ -33,8 +35,22 @@ export interface SandboxLimits {
 export interface SandboxWorkspace {
   /** Absolute host path; appears at the same path inside. */
   path: string;
-  /** Writes allowed (protected subpaths such as `.git/hooks` stay read-only). */
+  /**
+   * Writes allowed: the script works on a private copy and the adapter applies the regular-file changes it may
+   * (never `.git` or other host-interpreted paths, never symlinks) to the host afterwards.
+   */
   write: boolean;
+  /**
+   * Absolute host paths the server itself reads (its skills folders, audit log, sandbox profiles): a run that
+   * writes the workspace never changes them, nor anything below them, when they lie inside it.
+   */
+  protect?: string[];
+  /**
+   * Absolute host paths a run never sees in the workspace (the approval console's link files): left out of a writing
+   * run's copy, and covered by `emptyDir` (an empty read-only folder) when they lie inside the workspace.
+   */
+  hide?: string[];
+  emptyDir?: string;
 }
 
 /** One run, fully decided. Nothing in it is a shell string. */
@@ -112,6 +128,8 @@ export interface SandboxResult {
   cancelled: boolean;
   /** The kernel's OOM killer ended the run (known only with cgroups). */
   oomKilled: boolean;
+  /** What the run changed in a workspace it could write, as applied to the host. */
+  workspace?: WorkspaceChanges;
   evidence: SandboxEvidence;
 }
 

@@ -28,28 +28,38 @@ export function loadCatalog(roots: readonly string[]): Catalog {
   const { candidates, findings: discoveryFindings } = discoverSkills(roots);
   const findings: Finding[] = [...discoveryFindings];
   const lint: Finding[] = [...discoveryFindings];
-  const byName = new Map<string, Skill>();
+  const claims = new Map<string, Skill[]>();
   for (const c of candidates) {
     const loaded = loadSkill(c.dir, c.root, c.folderName, c.skillFile);
     findings.push(...loaded.findings);
     lint.push(...loaded.lint);
     const skill = loaded.skill;
     if (skill === undefined) continue;
-    const first = byName.get(skill.name);
-    if (first !== undefined) {
+    const same = claims.get(skill.name);
+    if (same === undefined) claims.set(skill.name, [skill]);
+    else same.push(skill);
+  }
+  // A name is an identity: when two folders claim it (one root or several, at start or on reload), neither is
+  // served until one is renamed, so a new folder can never take over another's name, rules or grants.
+  const served: Skill[] = [];
+  for (const [name, skills] of claims) {
+    if (skills.length === 1) {
+      served.push(skills[0]!);
+      continue;
+    }
+    const where = skills.map((k) => k.dir).join(', ');
+    for (const skill of skills) {
       const f: Finding = {
         path: `${skill.dir}/${skill.skillFile}`,
         rule: 'duplicate-name',
         severity: 'error',
-        message: `skill name "${skill.name}" is already served from ${first.dir}; this one is skipped (first root wins)`,
+        message: `skill name "${name}" is claimed by ${skills.length} folders (${where}); none is served until each has its own name`,
       };
       findings.push(f);
       lint.push(f);
-      continue;
     }
-    byName.set(skill.name, skill);
   }
-  return createCatalog(roots, [...byName.values()], findings, lint);
+  return createCatalog(roots, served, findings, lint);
 }
 
 export function createCatalog(

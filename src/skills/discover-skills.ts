@@ -1,5 +1,5 @@
 import { readdirSync, realpathSync, statSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { join, resolve, sep } from 'node:path';
 import { isInside } from './list-skill-files.js';
 import { skillFileOf } from './load-skill.js';
 import type { Finding } from './types.js';
@@ -57,7 +57,7 @@ export function discoverSkills(roots: readonly string[]): Discovery {
     entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     for (const e of entries) {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
-      const path = join(folder, e.name);
+      const path = `${folder}${sep}${e.name}`; // a real folder path and a plain name: nothing to normalize
       if (e.isDirectory()) {
         // `folder` is a realpath, so a plain subfolder's path is real too: no realpath call needed.
         const skillFile = skillFileOf(path);

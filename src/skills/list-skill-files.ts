@@ -1,5 +1,5 @@
 import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
-import { join, sep } from 'node:path';
+import { sep } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Finding, SkillFile } from './types.js';
 
@@ -32,7 +32,8 @@ export function listSkillFiles(dir: string): { files: SkillFile[]; findings: Fin
   const walk = (abs: string, rel: string) => {
     for (const entry of readdirSync(abs, { withFileTypes: true })) {
       if (IGNORED.has(entry.name) || entry.name.endsWith('.pyc')) continue;
-      const childAbs = join(abs, entry.name);
+      // `abs` is a real folder path and a name holds no separator: no join (and its normalizing) needed.
+      const childAbs = `${abs}${sep}${entry.name}`;
       const childRel = rel === '' ? entry.name : `${rel}/${entry.name}`;
       if (entry.isDirectory()) {
         walk(childAbs, childRel);
@@ -65,7 +66,7 @@ export function listSkillFiles(dir: string): { files: SkillFile[]; findings: Fin
         if (st.isDirectory()) continue; // a link to a folder inside the skill: its files are listed at their real path
       }
       if (!st?.isFile()) continue;
-      files.push({ path: childRel, size: st.size, mode: st.mode & 0o777 });
+      files.push({ path: childRel, size: st.size, mode: st.mode & 0o777, mtimeMs: st.mtimeMs });
       if (files.length > MAX_SKILL_FILES) {
         throw new SkillsError('SKILL_TOO_LARGE', `the skill has more than ${MAX_SKILL_FILES} files`, {
           hint: 'Keep generated data, dependencies and caches out of skill folders.',

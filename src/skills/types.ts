@@ -21,6 +21,8 @@ export interface SkillFile {
   size: number;
   /** File mode bits (`st_mode & 0o777`). */
   mode: number;
+  /** Modification time when the skill was listed (ms since the epoch), so reloads see same-size edits. */
+  mtimeMs?: number;
 }
 
 export type SkillKind = 'instruction' | 'executable';

@@ -75,6 +75,18 @@ export function validateFrontmatter(
     return { fatal, warnings, lint: [fatal] };
   }
 
+  if (/[^\x21-\x7e]/.test(name)) {
+    // Letters from other scripts (Cyrillic "р" for Latin "p"), invisible or spacing characters make a name that
+    // looks like another skill's: refused, as the spec allows only a-z, 0-9 and hyphens.
+    const fatal: Finding = {
+      path,
+      line: lineOfKey(raw, 'name') ?? 1,
+      rule: 'name-not-ascii',
+      severity: 'error',
+      message: `name ${JSON.stringify(name).replace(/[^\x20-\x7e]/g, (ch) => `\\u{${ch.codePointAt(0)!.toString(16)}}`)} has characters outside a-z, 0-9 and hyphens that can look like other letters: rename it`,
+    };
+    return { fatal, warnings, lint: [fatal] };
+  }
   if (name.length > 64 || !SKILL_NAME_PATTERN.test(name)) {
     report(
       'name',

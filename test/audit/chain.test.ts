@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { canonicalJson } from '../../src/canonical-json.js';
-import { GENESIS_HASH, openAuditStore, type AuditStore } from '../../src/audit/index.js';
+import { GENESIS_HASH, SCHEMA_VERSION, openAuditStore, type AuditStore } from '../../src/audit/index.js';
 import { gatedCall, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
 
@@ -29,7 +29,7 @@ describe('audit hash chain', () => {
       journalMode: 'wal',
       synchronous: 'full',
       foreignKeys: true,
-      schemaVersion: 1,
+      schemaVersion: SCHEMA_VERSION,
     });
   });
 

@@ -28,7 +28,10 @@ describe('skills-mcp audit', () => {
   let s1: string;
   const audit = async (...args: string[]) => {
     const io = capture();
-    const code = await runAudit(args, io, { auditPath: t.dbPath });
+    const code = await runAudit(args, io, {
+      auditPath: t.dbPath,
+      anchors: { file: `${t.dbPath}.anchors`, keyFile: `${t.dir}/audit-anchor.key` },
+    });
     return { code, out: io.stdout(), err: io.stderr() };
   };
 
@@ -98,8 +101,12 @@ describe('skills-mcp audit', () => {
   it('verifies an intact chain', async () => {
     const r = await audit('verify');
     expect(r).toMatchObject({ code: 0, err: '' });
-    expect(r.out).toMatch(/^ok: 13 events verified, head [0-9a-f]{64}\n$/);
-    expect(JSON.parse((await audit('verify', '--json')).out)).toMatchObject({ ok: true, events: 13 });
+    expect(r.out).toMatch(/^chain: ok, 13 events, head [0-9a-f]{64}\n/);
+    expect(r.out).toContain('summary tables: ok');
+    expect(JSON.parse((await audit('verify', '--json')).out)).toMatchObject({
+      ok: true,
+      chain: { ok: true, events: 13 },
+    });
   });
 
   it('exits 1 naming the first bad event when a row was edited', async () => {
@@ -110,8 +117,8 @@ describe('skills-mcp audit', () => {
     db.close();
     const r = await audit('verify');
     expect(r.code).toBe(1);
-    expect(r.err).toContain('chain broken at event 3 (hash_mismatch)');
-    expect(r.err).toContain('The 2 events before it verify.');
+    expect(r.err).toContain('chain: BROKEN at event 3 (hash_mismatch)');
+    expect(r.err).toContain('the 2 events before it verify');
   });
 
   it('lists calls, filtered by session and skill', async () => {

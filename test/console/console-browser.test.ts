@@ -1,18 +1,18 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContext, Page } from 'playwright-core';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
   ARTIFACTS,
   DESKTOP,
   HAS_CHROMIUM,
   PHONE,
-  launchChromium,
+  sharedChromium,
   tabTo,
   watchErrors,
 } from './helpers/browser.js';
-import { consoleConfig, startConsoleServer, textOf, type ConsoleServer } from './helpers/console-server.js';
+import { consoleConfig, consoleServers, textOf } from './helpers/console-server.js';
 import { rawRequest } from './helpers/raw-request.js';
 
 if (!HAS_CHROMIUM) {
@@ -22,25 +22,17 @@ if (!HAS_CHROMIUM) {
 }
 
 describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/chromium)', () => {
-  let browser: Browser;
-  let s: ConsoleServer | undefined;
+  const browser = sharedChromium();
+  const startServer = consoleServers();
   let ctx: BrowserContext | undefined;
-  beforeAll(async () => {
-    browser = await launchChromium();
-  }, 60_000);
-  afterAll(async () => {
-    await browser?.close();
-  });
   afterEach(async () => {
-    // The page first (it polls the console), then the server.
+    // The page first (it polls the console); the servers close after (hooks run last registered first).
     await ctx?.close();
-    await s?.close();
     ctx = undefined;
-    s = undefined;
   });
 
   const open = async (url: string, opts: { javaScriptEnabled?: boolean } = {}) => {
-    ctx = await browser.newContext({ viewport: DESKTOP, ...opts });
+    ctx = await browser().newContext({ viewport: DESKTOP, ...opts });
     const page = await ctx.newPage();
     const errors = watchErrors(page);
     await page.goto(url);
@@ -56,7 +48,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   };
 
   it('shows a pending approval, runs the call when a person clicks Approve once, and audits channel console', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call({ text: 'hello', note: 'x'.repeat(100) });
     const { page, errors } = await open(await pending.link);
 
@@ -74,10 +66,11 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
       'profile default',
     ])
       expect(text).toContain(fact);
-    for (const fact of ['Network', 'Writes', 'Risk', 'LOW', 'Policy', 'ask, by'])
+    for (const fact of ['Network', 'Writes', 'Risk', 'MEDIUM', 'not shown in full', 'Policy', 'ask, by'])
       expect(text.toLowerCase()).toContain(fact.toLowerCase());
     expect(text).toContain('"hello"');
-    expect(text).toContain('(hidden: 100 characters)');
+    expect(text).toContain('(100 characters, sha256 ');
+    expect(text.indexOf('Risk')).toBeLessThan(text.indexOf('Command'));
     expect(await page.content()).not.toContain('x'.repeat(100));
     await shot(page, 'approval-pending', DESKTOP);
     await shot(page, 'approval-pending', PHONE);
@@ -118,7 +111,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   });
 
   it('reaches the decision buttons with the keyboard alone (Approve for this session)', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const first = s.call();
     const { page, errors } = await open(await first.link);
     await tabTo(page, 'button[value="approved_for_session"]');
@@ -131,7 +124,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   });
 
   it('denies with JavaScript turned off (a plain form POST)', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call();
     const link = await pending.link;
     const { page, errors } = await open(link, { javaScriptEnabled: false });
@@ -148,7 +141,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   });
 
   it('stops every later gated call of the session on "Deny and stop", without asking again', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call();
     const { page, errors } = await open(await pending.link);
     await page.getByRole('button', { name: /Deny and stop all skill runs/ }).click();
@@ -161,13 +154,14 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   });
 
   it('keeps a decision made after the call answered "pending" for the retry, which runs that same call', async () => {
-    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000 }) });
-    const first = await s.call({ text: 'later' }).result;
+    const s = await startServer({ config: consoleConfig({ waitMs: 1000 }) });
+    const asked = s.call({ text: 'later' });
+    const first = await asked.result;
     expect(first.isError).toBe(true);
     expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     expect(textOf(first)).toMatch(/call this tool again with exactly the same arguments/);
-    const link = first._meta?.['skills-mcp/approval_url'] as string;
-    expect(textOf(first)).toContain(link);
+    expect(textOf(first)).toMatch(/Only the user can decide, in the skills-mcp approval console/);
+    const link = await asked.link;
     const { page, errors } = await open(link);
     await page.getByRole('button', { name: 'Approve once' }).click();
     await page.getByText('it runs when the tool is called again').waitFor();
@@ -179,7 +173,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
   });
 
   it('refuses a decision from another origin, and a GET to the decision URL changes nothing', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call();
     const link = await pending.link;
     const { page, errors } = await open(link);

@@ -1,13 +1,14 @@
 import type { spawn as spawnType } from 'node:child_process';
 import { EventEmitter } from 'node:events';
 import { readFileSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { dirname, join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { consoleEnabled, isDesktopSession } from '../../src/cli/approval-console.js';
 import { ConfigSchema } from '../../src/config/config-schema.js';
 import { createBrowserOpener, openCommand } from '../../src/console/open-browser.js';
 import { createLogger } from '../../src/log.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 const io = (env: NodeJS.ProcessEnv) => ({ out: () => {}, err: () => {}, env, cwd: '/', stdinIsTTY: false });
 
@@ -57,6 +58,9 @@ describe('createBrowserOpener', () => {
     return { log, lines };
   };
   const URL_WITH_SECRET = 'http://127.0.0.1:4000/s3cr3t-s3cr3t/approvals/abc';
+  let state: { dir: string; cleanup: () => void };
+  beforeEach(() => (state = tempDir()));
+  afterEach(() => state.cleanup());
 
   it('hands the opener a private redirect file, never the secret URL, on its command line', () => {
     const { log } = capture();
@@ -67,7 +71,7 @@ describe('createBrowserOpener', () => {
       child.unref = () => {};
       return child;
     }) as unknown as typeof spawnType;
-    const opener = createBrowserOpener({ log, platform: 'linux', spawn });
+    const opener = createBrowserOpener({ log, platform: 'linux', spawn, stateDir: state.dir });
     try {
       opener.open(URL_WITH_SECRET);
       expect(seen).toHaveLength(1);
@@ -76,6 +80,7 @@ describe('createBrowserOpener', () => {
       expect(seen[0]!.args.join(' ')).not.toContain('s3cr3t');
       expect(statSync(file).mode & 0o777).toBe(0o600);
       expect(statSync(dirname(file)).mode & 0o777).toBe(0o700);
+      expect(dirname(file)).toBe(join(state.dir, 'console'));
       expect(readFileSync(file, 'utf8')).toContain(`url=${URL_WITH_SECRET}`);
     } finally {
       opener.dispose();
@@ -92,7 +97,7 @@ describe('createBrowserOpener', () => {
       );
       return child;
     }) as unknown as typeof spawnType;
-    const opener = createBrowserOpener({ log, platform: 'linux', spawn });
+    const opener = createBrowserOpener({ log, platform: 'linux', spawn, stateDir: state.dir });
     expect(() => opener.open(URL_WITH_SECRET)).not.toThrow();
     await new Promise((r) => setImmediate(r));
     opener.dispose();

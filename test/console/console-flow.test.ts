@@ -1,18 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/stdio-client.js';
-import { consoleConfig, startConsoleServer, textOf, type ConsoleServer } from './helpers/console-server.js';
+import { consoleConfig, consoleServers, textOf } from './helpers/console-server.js';
 import { postDecision, rawRequest } from './helpers/raw-request.js';
 
 /** The console's answers to a client that cannot elicit, decided with plain HTTP POSTs as the page sends them. */
 describe('approval console: waiting, retries and timeouts (stdio, built binary)', () => {
-  let s: ConsoleServer | undefined;
-  afterEach(async () => {
-    await s?.close();
-    s = undefined;
-  });
+  const startServer = consoleServers();
 
   it('lets a retry made before the decision wait for it, and runs the one call that asked', async () => {
-    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000 }) });
+    const s = await startServer({ config: consoleConfig({ waitMs: 1000 }) });
     const first = await s.call({ text: 'again' }).result;
     expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const retry = s.call({ text: 'again' });
@@ -24,9 +20,10 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   });
 
   it('hands a denial made while no request waited to the retry once; the next call asks anew', async () => {
-    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000 }) });
-    const first = await s.call().result;
-    const link = first._meta?.['skills-mcp/approval_url'] as string;
+    const s = await startServer({ config: consoleConfig({ waitMs: 1000 }) });
+    const asked = s.call();
+    const first = await asked.result;
+    const link = await asked.link;
     expect((await postDecision(link, 'denied')).status).toBe(303);
     const retry = await s.call().result;
     expect(textOf(retry)).toMatch(/user denied running echo\/scripts\/main\.py/);
@@ -38,7 +35,7 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   });
 
   it('records a timeout with channel console when nobody decides, and the page says so', async () => {
-    s = await startConsoleServer({ config: consoleConfig({ waitMs: 20_000, timeoutMs: 1000 }) });
+    const s = await startServer({ config: consoleConfig({ waitMs: 20_000, timeoutMs: 1000 }) });
     const pending = s.call();
     const link = await pending.link;
     const r = await pending.result;
@@ -50,13 +47,12 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   });
 
   it('finishes an approved call the client never came back for as cancelled, without running it', async () => {
-    s = await startConsoleServer({ config: consoleConfig({ waitMs: 1000, timeoutMs: 2500 }) });
-    const first = await s.call().result;
-    expect((await postDecision(first._meta?.['skills-mcp/approval_url'] as string, 'approved')).status).toBe(
-      303,
-    );
+    const s = await startServer({ config: consoleConfig({ waitMs: 1000, timeoutMs: 2500 }) });
+    const asked = s.call();
+    await asked.result;
+    expect((await postDecision(await asked.link, 'approved')).status).toBe(303);
     await waitFor(
-      () => s!.decisions()[0] !== 'requested:approved:user:console',
+      () => s.decisions()[0] !== 'requested:approved:user:console',
       10_000,
       'the approval to lapse',
     );
@@ -66,54 +62,64 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   });
 
   it('records a cancelled approval when the client cancels the waiting request', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const abort = new AbortController();
     const pending = s.call({ text: 'hi' }, 'echo', abort.signal);
     const link = await pending.link;
     abort.abort();
     await expect(pending.result).rejects.toThrow();
-    await waitFor(() => s!.decisions()[0] === 'denied:denied:cancelled:console', 10_000, 'the cancel');
+    await waitFor(() => s.decisions()[0] === 'denied:denied:cancelled:console', 10_000, 'the cancel');
     const page = await rawRequest(link);
     expect(page.body).toContain('cancelled by the client');
   });
 
-  it('sends the link as an MCP log message to a 2025-era client', async () => {
-    s = await startConsoleServer({ era: 'legacy' });
+  it('tells a 2025-era client by an MCP log message that the user decides in the console, without the link', async () => {
+    const s = await startServer({ era: 'legacy' });
     const pending = s.call();
     const link = await pending.link;
-    await waitFor(() => s!.logs.length > 0, 5000, 'a log message');
+    await waitFor(() => s.logs.length > 0, 5000, 'a log message');
     expect(s.logs[0]).toMatchObject({ level: 'notice', logger: 'skills-mcp' });
-    expect(JSON.stringify(s.logs[0])).toContain(link);
+    expect(JSON.stringify(s.logs[0])).toMatch(/the user decides in the skills-mcp approval console/);
+    expect(JSON.stringify(s.logs[0])).not.toContain(new URL(link).pathname.split('/')[1]);
     await postDecision(link, 'denied');
     await pending.result;
   });
 
-  it('never shows long or secret-looking input values, or env values, on its pages', async () => {
-    const token = 'sk-live-0123456789abcdefABCDEF';
-    const long = 'L'.repeat(41);
-    s = await startConsoleServer({ env: { SECRET_TOKEN: 'env-canary-5b1f0e' } });
-    const pending = s.call({ text: token, note: long });
+  it('marks secret-named and long values on the card, raises the risk, and shows them in full only while pending', async () => {
+    const token = 'tok-canary-0123';
+    const long = `rm -rf ~ ${'L'.repeat(90)}`;
+    const s = await startServer({ env: { SECRET_TOKEN: 'env-canary-5b1f0e' } });
+    const pending = s.call({ text: 'hi', token, note: long });
     const link = await pending.link;
-    const before = await rawRequest(link);
-    expect(before.body).toContain('(hidden: secret-looking value)');
-    expect(before.body).toContain('(hidden: 41 characters)');
+    const card = (await rawRequest(link)).body;
+    expect(card).toContain('(secret, 15 characters, hidden)');
+    expect(card).toContain(`(${long.length} characters, sha256 `);
+    expect(card).toContain('MEDIUM');
+    expect(card).toContain('2 values are not shown in full');
+    expect(card).not.toContain(token);
+    expect(card).not.toContain('rm -rf');
+    const callId = s.withAudit((a) => a.listCalls()[0]!.callId);
+    expect(card).toContain(`calls/${callId}">See the full input</a>`);
+    const full = (await rawRequest(`${s.base}calls/${callId}`)).body;
+    expect(full).toContain('Full input (waiting for your decision)');
+    expect(full).toContain(`&quot;note&quot;: &quot;${long}&quot;`);
+    expect(full).toContain(token);
     expect((await postDecision(link, 'approved')).status).toBe(303);
     expect((await pending.result).isError).toBeFalsy();
-    const callId = s.withAudit((a) => a.listCalls()[0]!.callId);
     const pages = [
-      before.body,
+      (await rawRequest(link)).body,
       (await rawRequest(s.base)).body,
       (await rawRequest(`${s.base}calls/${callId}`)).body,
     ];
+    for (const body of [card, full, ...pages]) expect(body).not.toContain('env-canary-5b1f0e');
     for (const body of pages) {
       expect(body).not.toContain(token);
-      expect(body).not.toContain(long);
-      expect(body).not.toContain('env-canary-5b1f0e');
+      expect(body).not.toContain('rm -rf');
     }
   });
 
   it('shows the risk level and the scan findings of a high-risk skill', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call({}, 'risky');
     const link = await pending.link;
     const page = (await rawRequest(link)).body;
@@ -124,7 +130,7 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   });
 
   it('refuses a decision POST that is not the form (wrong type, missing fields) and keeps the approval open', async () => {
-    s = await startConsoleServer();
+    const s = await startServer();
     const pending = s.call();
     const link = await pending.link;
     const origin = new URL(link).origin;

@@ -4,9 +4,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
 import { waitFor } from '../helpers/stdio-client.js';
 import { builtCli } from '../helpers/temp-dir.js';
+import { consoleBase, pendingLinks } from './helpers/console-server.js';
 import { postDecision } from './helpers/raw-request.js';
-
-const LINK = /(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/approvals\/[A-Za-z0-9_-]+)/;
 
 describe.each(['legacy', 'auto'] as const)('approval console with --http (%s era)', (era) => {
   let proc: ChildProcess | undefined;
@@ -22,30 +21,13 @@ describe.each(['legacy', 'auto'] as const)('approval console with --http (%s era
     fx = undefined;
   });
 
-  it('asks a client without elicitation through the console (flag --approval-console) and runs once approved', async () => {
+  const approveInConsole = async (declaresElicitation: boolean) => {
     fx = gatedFixture('approval:\n  mode: ask\n  console_open_browser: false\n');
     let stderr = '';
-    proc = spawn(
-      process.execPath,
-      [
-        builtCli,
-        '--http',
-        '--port',
-        '0',
-        '--approval-console',
-        '--skills',
-        fx.skills,
-        '--config',
-        fx.configFile,
-        '--audit',
-        fx.auditPath,
-        '--no-watch',
-      ],
-      {
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
-        stdio: ['ignore', 'ignore', 'pipe'],
-      },
-    );
+    proc = spawn(process.execPath, [builtCli, '--http', '--port', '0', '--approval-console', ...fx.args], {
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     proc.stderr!.setEncoding('utf8').on('data', (d: string) => (stderr += d));
     await waitFor(() => /over Streamable HTTP at http:\/\/\S+\/mcp/.test(stderr), 10_000, 'the HTTP server');
     expect(stderr).toContain('approval console ready');
@@ -53,22 +35,25 @@ describe.each(['legacy', 'auto'] as const)('approval console with --http (%s era
 
     const client = new Client(
       { name: 'console-http-test', version: '1.0.0' },
-      { capabilities: {}, versionNegotiation: { mode: era } },
+      {
+        capabilities: declaresElicitation ? { elicitation: { form: {} } } : {},
+        versionNegotiation: { mode: era },
+      },
     );
+    // Without a token, a client's own approval form is never asked: the console is the approver.
+    if (declaresElicitation)
+      client.setRequestHandler('elicitation/create', () => Promise.reject(new Error('asked the client')));
     await client.connect(new StreamableHTTPClientTransport(new URL(url)));
     try {
-      let gotLink!: (l: string) => void;
-      const link = new Promise<string>((r) => (gotLink = r));
-      const result = client.callTool(
-        { name: 'echo', arguments: { text: 'over http' } },
-        {
-          onprogress: (p) => {
-            const m = LINK.exec(p.message ?? '');
-            if (m?.[1] !== undefined) gotLink(m[1]);
-          },
-        },
-      );
-      expect((await postDecision(await link, 'approved')).status).toBe(303);
+      const result = client.callTool({ name: 'echo', arguments: { text: 'over http' } });
+      // The person's route: `skills-mcp console` prints the link; the waiting request is on its index.
+      const base = consoleBase(fx.auditPath);
+      let link: string | undefined;
+      for (let i = 0; link === undefined && i < 200; i++) {
+        link = (await pendingLinks(base))[0];
+        if (link === undefined) await new Promise((r) => setTimeout(r, 50));
+      }
+      expect((await postDecision(link!, 'approved')).status).toBe(303);
       const r = await result;
       expect(r.isError).toBeFalsy();
       expect(r.structuredContent).toEqual({ echo: { text: 'over http' }, ok: true });
@@ -83,5 +68,11 @@ describe.each(['legacy', 'auto'] as const)('approval console with --http (%s era
     } finally {
       await client.close();
     }
-  });
+  };
+
+  it('asks a client without elicitation through the console (flag --approval-console) and runs once approved', () =>
+    approveInConsole(false));
+
+  it('asks through the console, not the form, for a tokenless client that declares elicitation', () =>
+    approveInConsole(true));
 });

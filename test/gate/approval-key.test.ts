@@ -48,7 +48,7 @@ const vectors = [
 ];
 
 describe('approvalKey', () => {
-  it.each(vectors)('matches the DESIGN §7 vector for $tool', ({ tool, request, canonical, key }) => {
+  it.each(vectors)('matches the reference vector for $tool', ({ tool, request, canonical, key }) => {
     expect(canonicalRequest(tool, request)).toBe(canonical);
     expect(approvalKey(tool, request)).toBe(key);
     expect(sha256Hex(canonical)).toBe(key);

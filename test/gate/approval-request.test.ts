@@ -2,21 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { summarizeInput } from '../../src/gate/approval-key.js';
 import type { ApprovalView } from '../../src/gate/approval-message.js';
 import { approvalRequest, approvalSchema, interpretAnswer } from '../../src/gate/approval-request.js';
+import { DEFAULT_SECRET_NAMES } from '../../src/config/approval-schema.js';
 
 const secrets = {
   api_token: 'canary-one',
   password: 'hunter2',
-  AuthHeader: 'Basic canary-two',
-  session_cookie: 'canary-three',
-  awsCredential: 'canary-four',
-  my_key: 'canary-five',
-  note: 'sk-live-abcdefghijklmnop',
-  gh: 'ghp_0123456789abcdefghij',
-  jwt: 'eyJhbGciOiJIUzI1NiJ9',
-  blob: 'Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MA',
-  url: 'https://bob:s3cr3tpw@example.com/x',
+  Authorization: 'Basic canary-two',
+  cookie: 'canary-three',
+  credentials: 'canary-four',
+  API_KEY: 'canary-five',
+  client_secret: 'canary-six',
 };
-const longText = 'Please summarise the attached quarterly report and be thorough about it.';
+const longText = 'Please summarise the attached quarterly report and be thorough about it, page by page.';
 const input = {
   title: 'Q3 report',
   pages: 12,
@@ -31,8 +28,11 @@ const view = (over: Partial<ApprovalView> = {}): ApprovalView => ({
   script: 'scripts/fill_form.py',
   bundleSha256: '2cf24dba5fb0a30e26e83b2ac5b9e29e1b161e5c1fa7425e73043362938b9824',
   runner: 'python3',
+  callId: 'c0ffee00-1111-2222-3333-444455556666',
   argv: ['--out', 'form.pdf'],
   input,
+  secretNames: DEFAULT_SECRET_NAMES,
+  fullInput: 'see the console',
   inputSummary: summarizeInput(input),
   sandbox: {
     profile: 'default',
@@ -70,8 +70,8 @@ describe('approvalRequest', () => {
       'title: "Q3 report"',
       'pages: 12',
       'draft: false',
-      'tags: (list of 2)',
-      'opts: (object with 1 keys)',
+      'tags: ["a","b"]',
+      'opts: {"x":1}',
       'profile default, network none',
       '/tmp/skills-mcp/calls/c1/out',
       'HIGH (pipe-to-shell)',
@@ -85,42 +85,101 @@ describe('approvalRequest', () => {
     expect(message.split('\n').length).toBeLessThanOrEqual(30);
   });
 
-  it('never shows a long value', () => {
-    const { message } = approvalRequest(view());
+  it('marks a long value with its length and digest, raises the risk and says where to see it', () => {
+    const plain = { note: longText };
+    const { message } = approvalRequest(
+      view({
+        input: plain,
+        inputSummary: summarizeInput(plain),
+        risk: { level: 'low', code: 'no-findings', findings: [] },
+      }),
+    );
     expect(message).not.toContain(longText.slice(0, 20));
-    expect(message).toContain(`body: (hidden: ${longText.length} characters)`);
+    expect(message).toContain(`note: (${longText.length} characters, sha256 `);
+    expect(message).toContain('Risk:    MEDIUM (input-not-shown)');
+    expect(message).toContain('1 value is not shown in full (hidden or too long): see the console');
   });
 
-  it.each(Object.entries(secrets))('never shows a secret-looking value (%s)', (k, v) => {
+  it.each(Object.entries(secrets))('hides the value of a configured secret name (%s) and says so', (k, v) => {
     const one = { [k]: v, other: 'fine' };
     const { message } = approvalRequest(view({ input: one, inputSummary: summarizeInput(one) }));
-    expect(message).toContain(`${k}: (hidden`);
+    expect(message).toContain(`${k}: (secret, ${v.length} characters, hidden)`);
     expect(message).not.toContain(v);
     expect(message).toContain('other: "fine"');
+    expect(message).toContain('1 value is not shown in full');
   });
 
-  it('lists at most 8 keys', () => {
-    const { message } = approvalRequest(view({ input: secrets, inputSummary: summarizeInput(secrets) }));
+  it('shows names that merely contain a secret word, and values that merely look like tokens', () => {
+    const near = {
+      keywords: 'rm -rf ~',
+      passport: 'X1',
+      monkey: 'sk-live-abcdef',
+      author: 'ghp_0123456789abcdef',
+    };
+    const { message } = approvalRequest(
+      view({
+        input: near,
+        inputSummary: summarizeInput(near),
+        risk: { level: 'low', code: 'no-findings', findings: [] },
+      }),
+    );
+    for (const [k, v] of Object.entries(near)) expect(message).toContain(`${k}: "${v}"`);
+    expect(message).toContain('Risk:    LOW');
+  });
+
+  it("decides secret names by the operator's list alone", () => {
+    const one = { keywords: 'pdf', password: 'hunter2' };
+    const { message } = approvalRequest(
+      view({ input: one, inputSummary: summarizeInput(one), secretNames: ['keywords'] }),
+    );
+    expect(message).toContain('keywords: (secret, 3 characters, hidden)');
+    expect(message).toContain('password: "hunter2"');
+  });
+
+  it('counts keys past the first 8 as not shown', () => {
+    const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i + 10}`, i]));
+    const { message } = approvalRequest(view({ input: many, inputSummary: summarizeInput(many) }));
     expect(message).toContain('11 keys');
     expect(message).toContain('and 3 more keys');
-    for (const v of Object.values(secrets)) expect(message).not.toContain(v);
+    expect(message).toContain('3 values are not shown in full');
   });
 
-  it('hides secret-looking and long argv items', () => {
+  it('summarizes a nested value holding a secret name, or a long one, instead of dropping it', () => {
+    const nested = { db: { user: 'u', password: 'hunter2' }, rows: Array.from({ length: 40 }, (_, i) => i) };
+    const { message } = approvalRequest(view({ input: nested, inputSummary: summarizeInput(nested) }));
+    expect(message).toContain('db: (object with 2 keys, holds secret "password", hidden)');
+    expect(message).toMatch(/rows: \(list of 40, \d+ characters, sha256 [0-9a-f]{12}\)/);
+    expect(message).not.toContain('hunter2');
+    expect(message).toContain('2 values are not shown in full');
+  });
+
+  it('shows an input that is not an object as one value, and counts a clipped key name', () => {
+    const list = ['a', 'b'];
+    expect(approvalRequest(view({ input: list, inputSummary: summarizeInput(list) })).message).toContain(
+      '  (input): ["a","b"]',
+    );
+    const longKey = { [`k${'e'.repeat(90)}`]: 1 };
+    const { message } = approvalRequest(view({ input: longKey, inputSummary: summarizeInput(longKey) }));
+    expect(message).toContain('1 value is not shown in full');
+  });
+
+  it('shows what follows a flag unless the flag is a configured secret name', () => {
     const argv = [
       '--token',
-      'abc',
+      's3cr3t',
       '--api-key=xyz',
       '--out',
       'ok.txt',
       'x'.repeat(100),
       'ghp_0123456789abcdefghij',
     ];
-    const { message } = approvalRequest(view({ argv }));
+    const { message } = approvalRequest(view({ argv, input: {}, inputSummary: summarizeInput({}) }));
     expect(message).toContain(
-      '--token (hidden) --api-key=(hidden) --out ok.txt (100 characters, hidden) (hidden)',
+      '--token (secret, 6 characters, hidden) --api-key=(secret, 3 characters, hidden) --out ok.txt (100 characters, sha256 ',
     );
-    for (const v of ['abc', 'xyz', 'xxxxxxxxxx', 'ghp_']) expect(message).not.toContain(v);
+    expect(message).toContain(') ghp_0123456789abcdefghij');
+    expect(message).toContain('3 values are not shown in full');
+    for (const v of ['s3cr3t', 'xyz', 'xxxxxxxxxx']) expect(message).not.toContain(v);
   });
 
   it('escapes control and bidi characters so values cannot spoof the screen', () => {
@@ -129,8 +188,17 @@ describe('approvalRequest', () => {
       view({ input: tricky, inputSummary: summarizeInput(tricky), argv: ['a\u200Bb'] }),
     );
     expect(message).not.toMatch(/[\u202E\u200B]/);
-    expect(message).toContain('a: "ok\\u202eevil"');
+    expect(message).toContain('a: "ok\\u202Eevil"');
     expect(message).toContain('b: "x\\ny"');
+  });
+
+  it('escapes what draws as nothing, so a value shown as "ok" is exactly "ok"', () => {
+    const hidden = { a: 'ok\u{E0041}\u{E0042}', b: 'ok\u3164', c: 'ok\uFE0F' };
+    const { message } = approvalRequest(view({ input: hidden, inputSummary: summarizeInput(hidden) }));
+    expect(message).toContain('a: "ok\\u{E0041}\\u{E0042}"');
+    expect(message).toContain('b: "ok\\u3164"');
+    expect(message).toContain('c: "ok\\uFE0F"');
+    expect(message).not.toMatch(/\u3164|\uFE0F|\u{E0041}/u);
   });
 
   it('says when the sandbox is off and when nothing is writable', () => {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import type * as z from 'zod';
-import { ApprovalConfigSchema, ApprovalRuleSchema } from '../../src/config/approval-schema.js';
+import {
+  ApprovalConfigSchema,
+  ApprovalRuleSchema,
+  DEFAULT_SECRET_NAMES,
+} from '../../src/config/approval-schema.js';
 
 describe('ApprovalConfigSchema', () => {
   it('fills every default from {}', () => {
@@ -12,9 +16,11 @@ describe('ApprovalConfigSchema', () => {
       loop_guard: 2,
       granularity: 'exact',
       fallback: 'deny',
+      http_elicitation: 'token',
       console: false,
       console_wait_ms: 50_000,
       console_open_browser: true,
+      secret_names: DEFAULT_SECRET_NAMES,
     });
   });
 

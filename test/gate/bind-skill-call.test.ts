@@ -5,6 +5,7 @@ import { bindSkillCall, SKILL_CALL_TOOL, type SkillCall } from '../../src/gate/b
 const bundle = 'a'.repeat(64);
 const call: SkillCall = {
   skill: 'pdf',
+  folder: '/skills/pdf',
   script: 'scripts/fill.py',
   bundleSha256: bundle,
   input: { path: 'in.pdf', note: 'please fill it' },
@@ -17,6 +18,7 @@ describe('bindSkillCall', () => {
     expect(bound.tool).toBe(SKILL_CALL_TOOL);
     expect(bound.request).toEqual({
       skill: 'pdf',
+      folder: '/skills/pdf',
       script: 'scripts/fill.py',
       bundle_sha256: bundle,
       granularity: 'exact',
@@ -31,6 +33,7 @@ describe('bindSkillCall', () => {
     const bound = bindSkillCall(call, 'skill');
     expect(bound.request).toEqual({
       skill: 'pdf',
+      folder: '/skills/pdf',
       script: 'scripts/fill.py',
       bundle_sha256: bundle,
       granularity: 'skill',
@@ -48,6 +51,11 @@ describe('bindSkillCall', () => {
     ['the bundle', { bundleSha256: 'b'.repeat(64) }, { exact: true, skill: true }],
     ['the script', { script: 'scripts/other.py' }, { exact: true, skill: true }],
     ['the skill', { skill: 'docx' }, { exact: true, skill: true }],
+    [
+      'the folder claiming the name, same content',
+      { folder: '/other-root/pdf' },
+      { exact: true, skill: true },
+    ],
     [
       'input key order only',
       { input: { note: 'please fill it', path: 'in.pdf' } },
@@ -77,6 +85,7 @@ describe('bindSkillCall', () => {
     ['a short bundle hash', { bundleSha256: 'abc' }],
     ['an uppercase bundle hash', { bundleSha256: 'A'.repeat(64) }],
     ['an empty script', { script: '' }],
+    ['an empty folder', { folder: '' }],
     ['NaN in the input', { input: { x: Number.NaN } }],
   ])('refuses %s with KEY_INVALID', (_name, change) => {
     expect(() => bindSkillCall({ ...call, ...change }, 'exact')).toThrow(

@@ -18,7 +18,13 @@ function createGate(skill: Skill, scan: ScriptScan, configInput: ApprovalConfigI
   const asked: string[] = [];
   const call = (input: unknown, answer: ApprovalAnswer, canAsk = true) => {
     const bound = bindSkillCall(
-      { skill: skill.name, script: 'scripts/main.sh', bundleSha256: 'c'.repeat(64), input },
+      {
+        skill: skill.name,
+        folder: skill.dir,
+        script: 'scripts/main.sh',
+        bundleSha256: 'c'.repeat(64),
+        input,
+      },
       config.granularity,
     );
     const risk = assessRisk({ skill, scan });
@@ -32,9 +38,12 @@ function createGate(skill: Skill, scan: ScriptScan, configInput: ApprovalConfigI
       skill: skill.name,
       script: 'scripts/main.sh',
       bundleSha256: bound.request.bundle_sha256,
+      callId: 'c1',
       argv: [],
       input,
       inputSummary: bound.input,
+      secretNames: config.secret_names,
+      fullInput: 'see the console',
       sandbox: { profile: 'default', enforced: true, network: 'full', writablePaths: [] },
       risk,
       policy,

@@ -126,4 +126,21 @@ describe('decide', () => {
       'a deny rule matches pdf/scripts/fill.py',
     );
   });
+
+  it('asks instead of allowing when the name now stands for another folder; deny and ask rules still match', () => {
+    const moved = (rules: ApprovalConfigInput['rules']) =>
+      decide({
+        skill: 'pdf',
+        script: 'scripts/fill.py',
+        firstFolder: '/skills/a/pdf',
+        risk: { level: 'low', reason: 'r' },
+        config: ApprovalConfigSchema.parse({ rules }),
+      });
+    expect(moved([{ skill: 'pdf', action: 'allow' }])).toMatchObject({
+      decision: 'ask',
+      rule: 'rules[0] (skill: pdf → allow), not for this folder',
+    });
+    expect(moved([{ skill: 'pdf', action: 'deny' }]).decision).toBe('deny');
+    expect(moved([{ skill: '*', action: 'ask' }]).decision).toBe('ask');
+  });
 });

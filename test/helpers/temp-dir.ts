@@ -1,11 +1,15 @@
-import { cpSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { removeTree } from '../../src/envs/env-store.js';
 
-/** A fresh temp folder; call the returned cleanup in afterEach/afterAll. */
+/**
+ * A fresh temp folder; call the returned cleanup in afterEach/afterAll. Cleanup also removes what the server sealed
+ * read-only inside it (bundle copies, environments), which an ordinary user could not otherwise delete.
+ */
 export function tempDir(prefix = 'skills-mcp-test-'): { dir: string; cleanup: () => void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  return { dir, cleanup: () => removeTree(dir) };
 }
 
 /** Copies the bundled example skills into a temp folder (tests may edit the copy). */

@@ -5,6 +5,8 @@ import { servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.
 
 type Answer = { action: 'accept'; content: { decision: string } } | { action: 'decline' };
 const approve = (decision: string): Answer => ({ action: 'accept', content: { decision } });
+/** With a token every request is authenticated, so the client's own approval form counts over HTTP. */
+const TOKEN = 'http-approvals-test-token-0123456789';
 
 /** A client whose elicitation answers come from a queue; counts what it was asked. */
 function answering(c: Connected, answers: Answer[]): string[] {
@@ -29,24 +31,16 @@ describe('approvals over Streamable HTTP (built binary, real sandbox)', () => {
     fx?.cleanup();
   });
 
-  async function start(): Promise<string> {
-    fx = gatedFixture('approval:\n  mode: ask\n');
-    server = spawnCli([
-      '--http',
-      '--port',
-      '0',
-      '--skills',
-      fx.skills,
-      '--config',
-      fx.configFile,
-      '--audit',
-      fx.auditPath,
-      '--no-watch',
-    ]);
+  async function start(opts: { token?: string; config?: string } = { token: TOKEN }): Promise<string> {
+    fx = gatedFixture(`approval:\n  mode: ask\n${opts.config ?? ''}`);
+    server = spawnCli(
+      ['--http', '--port', '0', ...fx.args],
+      opts.token === undefined ? {} : { SKILLS_MCP_TOKEN: opts.token },
+    );
     return servedUrl(server);
   }
-  const connect = async (url: string, era: 'legacy' | 'auto') => {
-    const c = await connectClient(url, era);
+  const connect = async (url: string, era: 'legacy' | 'auto', token: string | undefined = TOKEN) => {
+    const c = await connectClient(url, era, token);
     clients.push(c);
     return c;
   };
@@ -99,5 +93,45 @@ describe('approvals over Streamable HTTP (built binary, real sandbox)', () => {
     await expect(b.client.readResource({ uri: link.uri! })).rejects.toThrow(
       /no such artifact in this session/,
     );
+  });
+
+  it.each(['legacy', 'auto'] as const)(
+    "without a token, does not count the client's own approval and says how to get an approver (%s era)",
+    async (era) => {
+      const url = await start({});
+      const c = await connect(url, era, undefined);
+      const asked = answering(c, [approve('approved')]);
+      const r = await c.client.callTool({ name: 'echo', arguments: { text: 'no token' } });
+      expect(r.isError).toBe(true);
+      expect(asked).toEqual([]);
+      const text = JSON.stringify(r.content);
+      expect(text).toContain('over HTTP without a token');
+      expect(text).toContain('SKILLS_MCP_TOKEN');
+      expect(text).toContain('--approval-console');
+      expect(text).toContain('approval.http_elicitation: any');
+      const store = fx!.audit();
+      try {
+        const [row] = store.listCalls();
+        expect(row?.startedEventId).toBeNull();
+        expect(row?.approvalDecision).toBe('denied');
+      } finally {
+        store.close();
+      }
+    },
+  );
+
+  it('without a token and with approval.http_elicitation: any, counts the client form and warns at start', async () => {
+    const url = await start({ config: '  http_elicitation: any\n' });
+    expect(server!.stderr()).toContain('approval.http_elicitation is \\"any\\" and there is no token');
+    const c = await connect(url, 'auto', undefined);
+    const asked = answering(c, [approve('approved')]);
+    const r = await c.client.callTool({ name: 'echo', arguments: { text: 'any' } });
+    expect(r.isError).toBeFalsy();
+    expect(asked).toHaveLength(1);
+  });
+
+  it('with a token, starts without that warning', async () => {
+    await start({ token: TOKEN, config: '  http_elicitation: any\n' });
+    expect(server!.stderr()).not.toContain('http_elicitation');
   });
 });

@@ -24,29 +24,37 @@ describe('skills-mcp config <client> --http URL', () => {
     const { code, out } = run(['cline', '--http', LOCAL]);
     expect(code).toBe(0);
     expect(JSON.parse(out)).toEqual({
-      mcpServers: { skills: { type: 'streamableHttp', url: LOCAL, disabled: false, autoApprove: [] } },
+      mcpServers: {
+        skills: {
+          type: 'streamableHttp',
+          url: LOCAL,
+          headers: { Authorization: 'Bearer <token>' },
+          disabled: false,
+          autoApprove: [],
+        },
+      },
     });
   });
 
   it('gives VS Code a servers entry of type http', () => {
     expect(JSON.parse(run(['vscode', '--http', LOCAL]).out)).toEqual({
-      servers: { skills: { type: 'http', url: LOCAL } },
+      servers: { skills: { type: 'http', url: LOCAL, headers: { Authorization: 'Bearer <token>' } } },
     });
   });
 
   it.each(['cursor', 'claude-desktop'])('gives %s a url entry', (client) => {
     expect(JSON.parse(run([client, '--http', LOCAL, '--name', 'team']).out)).toEqual({
-      mcpServers: { team: { url: LOCAL } },
+      mcpServers: { team: { url: LOCAL, headers: { Authorization: 'Bearer <token>' } } },
     });
   });
 
   it('gives Claude Code a claude mcp add --transport http command', () => {
     expect(run(['claude-code', '--http', LOCAL]).out.trim()).toBe(
-      `claude mcp add --transport http skills ${LOCAL}`,
+      `claude mcp add --transport http skills ${LOCAL} --header 'Authorization: Bearer <token>'`,
     );
   });
 
-  it('adds an Authorization header to fill in for a non-loopback URL', () => {
+  it('adds an Authorization header to fill in, for a remote URL as for loopback', () => {
     const cursor = run(['cursor', '--http', REMOTE]);
     expect(JSON.parse(cursor.out)).toEqual({
       mcpServers: { skills: { url: REMOTE, headers: { Authorization: 'Bearer <token>' } } },

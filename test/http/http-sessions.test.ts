@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectClient } from './helpers/connect-client.js';
 import { MCP_HEADERS, openRawSession, rawRequest } from './helpers/raw-request.js';
 import { startHttp, type StartedHttp } from './helpers/start-http.js';
@@ -52,19 +52,56 @@ describe('legacy sessions', () => {
     expect(srv.ended).toEqual([{ id, reason: 'client_closed' }]);
   });
 
-  it('expires a session idle past the limit, and keeps one whose client still has a stream open', async () => {
+  it('expires sessions idle past the limit, even one holding an idle GET stream, and keeps an active one', async () => {
     let now = 1_000_000;
     srv = await startHttp({ now: () => now, limits: { sessionIdleMs: 60_000 } });
     const idle = await openRawSession(srv.url);
-    const streaming = await connectClient(srv.url, 'legacy'); // keeps its GET stream open
-    await streaming.client.listTools();
+    const streaming = await connectClient(srv.url, 'legacy'); // holds its GET stream open, then does nothing
+    const active = await connectClient(srv.url, 'legacy');
     now += 60_001;
-    expect(await srv.http.expireIdleSessions()).toBe(1);
+    await active.client.listTools();
+    expect(await srv.http.expireIdleSessions()).toBe(2);
     const res = await rawRequest(srv.url, { method: 'POST', headers: legacyHeaders(idle), body: LIST_TOOLS });
     expect(res.status).toBe(404);
-    expect(srv.ended).toEqual([{ id: idle, reason: 'client_closed' }]);
-    expect((await streaming.client.listTools()).tools.length).toBeGreaterThan(0);
-    await streaming.client.close();
+    expect(srv.ended).toEqual(
+      expect.arrayContaining([
+        { id: idle, reason: 'client_closed' },
+        { id: streaming.transport.sessionId, reason: 'client_closed' },
+      ]),
+    );
+    expect((await active.client.listTools()).tools.length).toBeGreaterThan(0);
+    await streaming.client.close().catch(() => undefined);
+    await active.client.close();
+  });
+
+  it('does not let one client hold every session: its own least recently used idle one makes room', async () => {
+    srv = await startHttp({ limits: { maxSessions: 5, maxSessionsPerClient: 3 } });
+    // The attack: far more bare initializes than the server has sessions.
+    const opened: string[] = [];
+    for (let i = 0; i < 10; i++) opened.push(await openRawSession(srv.url));
+    expect(srv.http.stats().sessions).toBe(3);
+    const first = await rawRequest(srv.url, {
+      method: 'POST',
+      headers: legacyHeaders(opened[0]!),
+      body: LIST_TOOLS,
+    });
+    expect(first.status).toBe(404);
+    const c = await connectClient(srv.url, 'legacy');
+    expect((await c.client.listTools()).tools.length).toBeGreaterThan(0);
+    await c.client.close();
+  });
+
+  it('does not let another client on the same peer close a session whose client is connected', async () => {
+    srv = await startHttp({ limits: { maxSessions: 10, maxSessionsPerClient: 3 } });
+    // The victim: a real client holding its listen stream, idle between calls.
+    const victim = await connectClient(srv.url, 'legacy');
+    expect((await victim.client.listTools()).tools.length).toBeGreaterThan(0);
+    await vi.waitFor(() => expect(srv!.http.stats().sessions).toBe(1));
+    // The attack: another local process (same loopback peer, no token) floods bare initializes.
+    for (let i = 0; i < 6; i++) await openRawSession(srv.url).catch(() => undefined);
+    expect((await victim.client.listTools()).tools.length).toBeGreaterThan(0);
+    expect(srv.ended.map((e) => e.id)).not.toContain(victim.transport.sessionId);
+    await victim.client.close();
   });
 
   it('gives each legacy client its own session, named by its Mcp-Session-Id', async () => {

@@ -1,8 +1,9 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { gatedFixture } from '../helpers/gated-fixture.js';
-import { connectStdio, type Connected, type Era } from '../helpers/stdio-client.js';
+import type { GatedFixture } from '../helpers/gated-fixture.js';
+import { gatedServers } from '../helpers/gated-server.js';
+import type { Connected, Era } from '../helpers/stdio-client.js';
 
 type Answer = { action: 'accept'; content: { decision: string } } | { action: 'decline' | 'cancel' };
 type Text = { type: 'text'; text: string };
@@ -11,13 +12,11 @@ const approve = (decision: string): Answer => ({ action: 'accept', content: { de
 const ASK = 'approval:\n  mode: ask\n';
 
 describe.each<Era>(['legacy', 'auto'])('gated runs over stdio, %s era', (era) => {
-  let fx: ReturnType<typeof gatedFixture> | undefined;
+  const startServer = gatedServers();
+  let fx: GatedFixture | undefined;
   let c: Connected | undefined;
-  afterEach(async () => {
-    await c?.close();
-    fx?.cleanup();
-    fx = undefined;
-    c = undefined;
+  afterEach(() => {
+    fx = c = undefined;
   });
 
   /** Starts a server on a fresh fixture; `answers` are given to elicitation requests in order. */
@@ -26,22 +25,8 @@ describe.each<Era>(['legacy', 'auto'])('gated runs over stdio, %s era', (era) =>
     answers: (Answer | (() => Promise<Answer>))[] = [],
     opts: { elicitation?: boolean; args?: string[] } = {},
   ) {
-    fx = gatedFixture(config);
+    ({ fx, c } = await startServer(config, { era, ...opts }));
     const asked: string[] = [];
-    c = await connectStdio({
-      era,
-      args: [
-        '--skills',
-        fx.skills,
-        '--config',
-        fx.configFile,
-        '--audit',
-        fx.auditPath,
-        '--no-watch',
-        ...(opts.args ?? []),
-      ],
-      capabilities: opts.elicitation === false ? {} : { elicitation: { form: {} } },
-    });
     if (opts.elicitation !== false) {
       c.client.setRequestHandler('elicitation/create', async (req: { params: { message: string } }) => {
         asked.push(req.params.message);

@@ -1,5 +1,6 @@
+import { createHash } from 'node:crypto';
 import { execFileSync } from 'node:child_process';
-import { mkdir, readFile, stat, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/create-sandbox.js';
@@ -116,20 +117,22 @@ describe('bwrap adapter: real scripts', () => {
     await expect(stat(join(skill, 'intruder'))).rejects.toThrow();
   });
 
-  it('keeps .git/hooks, .git/config and shell rc files read-only inside a writable workspace', async () => {
+  it('runs a workspace-writing script on a private copy and applies only its ordinary file changes', async () => {
     const ws = await dirs.make('skills-mcp-ws-');
     await mkdir(join(ws, '.git', 'hooks'), { recursive: true });
     await writeFile(join(ws, '.git', 'config'), '[core]\n');
     await writeFile(join(ws, '.bashrc'), '# rc\n');
-    if (isRoot) execFileSync('chown', ['-R', '65534:65534', ws]);
+    await writeFile(join(ws, 'gone.txt'), 'bye\n');
     const script = [
-      'import sys',
+      'import os, sys',
       'ws = sys.argv[1]',
       'for rel in ("src.txt", ".git/hooks/pre-commit", ".git/config", ".bashrc"):',
       '    try:',
       '        open(ws + "/" + rel, "a").write("x"); print("ok", rel)',
       '    except OSError as e:',
       '        print("ro", rel)',
+      'os.unlink(ws + "/gone.txt")',
+      'os.symlink("/etc/passwd", ws + "/link")',
     ].join('\n');
     const r = await sb.run(
       plan({ argv: ['python3', '-c', script, ws], workspace: { path: ws, write: true } }),
@@ -138,10 +141,28 @@ describe('bwrap adapter: real scripts', () => {
       'ok src.txt',
       'ro .git/hooks/pre-commit',
       'ro .git/config',
-      'ro .bashrc',
+      'ok .bashrc',
       '',
     ]);
+    expect(r.workspace).toEqual({
+      written: ['src.txt'],
+      digests: new Map([['src.txt', { sha256: createHash('sha256').update('x').digest('hex'), bytes: 1 }]]),
+      deleted: ['gone.txt'],
+      refused: [
+        { path: '.bashrc', reason: '.bashrc is read and acted on by host tools' },
+        { path: 'link', reason: 'not a regular file' },
+      ],
+    });
+    expect(await readFile(join(ws, 'src.txt'), 'utf8')).toBe('x');
+    expect(await readFile(join(ws, '.bashrc'), 'utf8')).toBe('# rc\n');
     expect(await readFile(join(ws, '.git', 'config'), 'utf8')).toBe('[core]\n');
+    const absent = (rel: string) =>
+      lstat(join(ws, rel)).then(
+        () => false,
+        () => true,
+      );
+    expect(await absent('gone.txt')).toBe(true);
+    expect(await absent('link')).toBe(true);
   });
 
   it('runs an interpreter installed outside /usr, even below a folder only the server can enter', async () => {

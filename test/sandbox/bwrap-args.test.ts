@@ -12,6 +12,7 @@ const layout: HostLayout = {
   systemDirs: ['/usr'],
   etc: ['/etc/ld.so.cache'],
   etcNetwork: ['/etc/resolv.conf'],
+  hiddenProc: ['/proc/cmdline'],
 };
 
 const base = {
@@ -35,6 +36,7 @@ describe('bwrapArgs', () => {
       '--unshare-user',
       '--disable-userns',
       '--die-with-parent',
+      '--as-pid-1',
       '--new-session',
     ]) {
       expect(a).toContain(f);
@@ -52,7 +54,7 @@ describe('bwrapArgs', () => {
   it('mounts an allow-list, never the host root', () => {
     const a = bwrapArgs(base);
     const binds = a.flatMap((x, i) => (/^--(ro-)?bind/.test(x) ? [a[i + 1]] : []));
-    expect(binds).toEqual(['/usr', '/etc/ld.so.cache']);
+    expect(binds).toEqual(['/usr', '/etc/ld.so.cache', '/dev/null']);
     expect(a.join(' ')).toContain('--symlink usr/bin /bin');
     expect(a.join(' ')).toContain('--file 5 /etc/passwd');
     expect(a.join(' ')).toContain('--file 7 /etc/hosts');
@@ -63,8 +65,14 @@ describe('bwrapArgs', () => {
     const s = a.join(' ');
     expect(s).toContain('--size 1024 --tmpfs /tmp');
     expect(s).toContain('--size 1024 --tmpfs /dev/shm');
-    expect(a.indexOf('--remount-ro')).toBeGreaterThan(a.indexOf('/s'));
+    expect(a.lastIndexOf('--remount-ro')).toBeGreaterThan(a.indexOf('/s'));
     expect(s).toContain('--remount-ro /dev --remount-ro /');
+  });
+
+  it('leaves no pseudo-terminals and hides host details in /proc', () => {
+    const s = bwrapArgs(base).join(' ');
+    expect(s).toContain('--tmpfs /dev/pts --remount-ro /dev/pts');
+    expect(s).toContain('--proc /proc --ro-bind /dev/null /proc/cmdline');
   });
 
   it('shares the host network and resolver files only for network: full', () => {
@@ -122,7 +130,7 @@ describe('launcher', () => {
   };
   const control = (d: Map<number, Buffer>) => d.get(FD.control)!.toString().split('\0').slice(0, -1);
 
-  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and seven pipes', () => {
+  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and eight pipes', () => {
     const s = launcherSpec([40, 41]);
     expect([s.command, ...s.args]).toEqual([
       '/bin/bash',
@@ -144,13 +152,14 @@ describe('launcher', () => {
       'pipe',
       'pipe',
       'pipe',
+      'pipe',
     ]);
   });
 
   it('tells the launcher which fds to keep, the rlimits, and the chain to exec', () => {
     const d = launchData(input);
     expect(control(d)).toEqual([
-      '7,9,10',
+      '7,9,10,12',
       '64',
       '5',
       '1024',
@@ -186,7 +195,7 @@ describe('launcher', () => {
       stage: { dir: '/tmp/st', outer: [{ src: '/root/p', dest: '/tmp/st/0', write: false }] },
     });
     expect(control(d)).toEqual([
-      '6,7,8,9,10,11',
+      '6,7,8,9,10,11,12',
       '64',
       '5',
       '1024',

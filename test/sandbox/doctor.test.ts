@@ -44,6 +44,7 @@ describe('skills-mcp doctor', () => {
     ]);
     expect(rep.profiles).toEqual([
       { name: 'default', valid: true },
+      { name: 'install', valid: true },
       { name: 'network', valid: true },
       { name: 'strict', valid: true },
     ]);

@@ -1,3 +1,4 @@
+import { chmodSync, lstatSync, readdirSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -31,7 +32,14 @@ export function tempDirs() {
       return d;
     },
     async cleanup(): Promise<void> {
-      for (const d of made.splice(0)) await rm(d, { recursive: true, force: true });
+      for (const d of made.splice(0)) {
+        // Sealed copies (skill bundles, environments) are read-only folders: an ordinary user must make them
+        // writable again before removing them (root need not).
+        await rm(d, { recursive: true, force: true }).catch(() => {
+          makeWritable(d);
+          return rm(d, { recursive: true, force: true });
+        });
+      }
     },
   };
 }
@@ -57,3 +65,21 @@ export function newSandbox(o: Partial<SandboxOptions> = {}): Sandbox {
 }
 
 export const text = (b: Buffer) => b.toString('utf8');
+
+/** Whether a process `pid` exists (signal 0 sends nothing). */
+export const isAlive = (pid: number): boolean => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** Gives the owner write access to every folder under `dir`, never following a link. */
+function makeWritable(dir: string): void {
+  const st = lstatSync(dir, { throwIfNoEntry: false });
+  if (st === undefined || !st.isDirectory()) return;
+  chmodSync(dir, 0o700);
+  for (const name of readdirSync(dir)) makeWritable(join(dir, name));
+}

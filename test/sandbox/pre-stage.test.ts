@@ -2,7 +2,7 @@ import { chownSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileS
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/stdio-client.js';
-import { isLinux, isRoot, newSandbox, plan, tempDirs, text } from './helpers.js';
+import { isAlive, isLinux, isRoot, newSandbox, plan, tempDirs, text } from './helpers.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
@@ -23,15 +23,6 @@ function preStagedLaunchers(folder: string): number[] {
   }
   return pids;
 }
-
-const alive = (pid: number) => {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-};
 
 // Only a root server stages: it runs scripts as uid 65534, which cannot reach folders below a private home.
 describe.skipIf(!isLinux || !isRoot)('bwrap adapter as root: pre-staged launchers', () => {
@@ -67,7 +58,7 @@ describe.skipIf(!isLinux || !isRoot)('bwrap adapter as root: pre-staged launcher
       await waitFor(() => preStagedLaunchers(skills).length === 1, 10_000, 'a pre-staged launcher');
       const [first] = preStagedLaunchers(skills);
       expect(await call(2)).toEqual({ exit: 0, stdout: 'one', copy: 'one' });
-      expect(alive(first!)).toBe(false); // call 2 ran on it
+      expect(isAlive(first!)).toBe(false); // call 2 ran on it
 
       await waitFor(() => preStagedLaunchers(skills).length === 1, 10_000, 'the next pre-staged launcher');
       // Replace the skills folder: the waiting launcher still has the old one mounted and must not be used.

@@ -25,11 +25,17 @@ const catchCode = async (p: Promise<unknown>) => {
 };
 
 describe('shipped profiles', () => {
-  it('ships default, network and strict, all valid', async () => {
+  it('ships default, install, network and strict, all valid', async () => {
     const dir = defaultProfilesDir();
-    expect(await listProfiles(dir)).toEqual(['default', 'network', 'strict']);
+    expect(await listProfiles(dir)).toEqual(['default', 'install', 'network', 'strict']);
     const d = await loadProfile(dir, 'default');
     expect(d).toMatchObject({ name: 'default', sandbox: 'required', network: 'none', wallTimeMs: 30_000 });
+  });
+
+  it('install has the host network and room for package builds', async () => {
+    const i = await loadProfile(defaultProfilesDir(), 'install');
+    expect(i).toMatchObject({ name: 'install', sandbox: 'required', network: 'full', allowSpawn: true });
+    expect(i.wallTimeMs).toBeGreaterThan(30_000);
   });
 
   it('network differs from default only by the network and proxy variables', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { buildSeccompFilter, seccompProgram } from '../../src/sandbox/seccomp-filter.js';
-import { DENIED_SYSCALLS, syscallTable } from '../../src/sandbox/syscall-table.js';
+import { DENIED_SYSCALLS, FIRST_UNKNOWN_SYSCALL, syscallTable } from '../../src/sandbox/syscall-table.js';
 
 /** A classic-BPF evaluator for the subset the generator emits (ld abs, jeq/jge/jset k, ret k). */
 function evaluate(prog: Buffer, data: { nr: number; arch: number; args?: number[] }): number {
@@ -79,6 +79,26 @@ describe('seccomp filter (x86_64)', () => {
     expect(evaluate(prog, { nr: 1, arch: 0x40000003 })).toBe(0x80000000);
   });
 
+  it('answers ENOSYS for every syscall newer than the table', () => {
+    expect(evaluate(prog, { nr: FIRST_UNKNOWN_SYSCALL, arch: x64.auditArch })).toBe(errno(38));
+    expect(evaluate(prog, { nr: 1000, arch: x64.auditArch })).toBe(errno(38));
+    expect(evaluate(prog, { nr: FIRST_UNKNOWN_SYSCALL - 1, arch: x64.auditArch })).toBe(ALLOW); // file_setattr
+  });
+
+  it('lets prctl set only SIGKILL as the parent-death signal', () => {
+    expect(run(prog, 'prctl', [1, 9])).toBe(ALLOW);
+    expect(run(prog, 'prctl', [1, 0])).toBe(errno(1));
+    expect(run(prog, 'prctl', [1, 15])).toBe(errno(1));
+    expect(run(prog, 'prctl', [15, 0])).toBe(ALLOW); // PR_SET_NAME
+  });
+
+  it('allows only the default persona and the personality query', () => {
+    expect(run(prog, 'personality', [0])).toBe(ALLOW);
+    expect(run(prog, 'personality', [0xffffffff])).toBe(ALLOW);
+    expect(run(prog, 'personality', [0x0040000])).toBe(errno(1)); // ADDR_NO_RANDOMIZE
+    expect(run(prog, 'personality', [0x0400000])).toBe(errno(1)); // READ_IMPLIES_EXEC
+  });
+
   it('without spawning: threads yes, processes no', () => {
     expect(run(noSpawn, 'clone', [0x003d0f00])).toBe(ALLOW); // pthread_create flags include CLONE_THREAD
     expect(run(noSpawn, 'clone', [0x01200011])).toBe(errno(1));
@@ -94,6 +114,8 @@ describe('buildSeccompFilter', () => {
     const arm = buildSeccompFilter('arm64', { allowSpawn: false })!;
     const a64 = syscallTable('arm64')!;
     expect(evaluate(arm, { nr: a64.nr.unshare!, arch: a64.auditArch })).toBe(errno(1));
+    expect(evaluate(arm, { nr: a64.nr.inotify_init1!, arch: a64.auditArch })).toBe(errno(1));
+    expect(evaluate(arm, { nr: a64.nr.fanotify_init!, arch: a64.auditArch })).toBe(errno(1));
     expect(buildSeccompFilter('ia32', { allowSpawn: true })).toBeUndefined();
   });
 });

@@ -6,16 +6,9 @@ import { defaultProfilesDir, loadProfile } from '../../src/sandbox/load-profile.
 import { profileLimits } from '../../src/sandbox/profile-schema.js';
 import { resolveProfile } from '../../src/sandbox/resolve-profile.js';
 import { exists, tcpListener } from './harness/host.js';
-import {
-  blockedIf,
-  createHarness,
-  FORCED,
-  securityCase,
-  securityControl,
-  type CaseContext,
-} from './harness/security-case.js';
+import { blockedIf, FORCED, securitySuite, type CaseContext } from './harness/security-case.js';
 
-const get = createHarness();
+const { securityCase, securityControl } = securitySuite();
 
 /** Normal mode: true when `p` fails with SANDBOX_DENIED. Forced mode: rethrows, as every case must. */
 async function denied(p: Promise<unknown>): Promise<boolean> {
@@ -55,7 +48,6 @@ async function networkBlocked(
 
 describe('adapter', () => {
   securityControl(
-    get,
     { id: 'adp-control', category: 'adapter', title: 'the adapter probes healthy and runs a script' },
     async (ctx) => {
       const r = await ctx.run('hello');
@@ -64,7 +56,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     { id: 'adp-bwrap-missing', category: 'adapter', title: 'bwrap missing with a required profile' },
     async (ctx) => {
       const out = await ctx.out();
@@ -79,7 +70,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-bwrap-broken',
       category: 'adapter',
@@ -103,7 +93,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-fake-bwrap-path',
       category: 'adapter',
@@ -127,7 +116,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-argv-injection',
       category: 'adapter',
@@ -161,7 +149,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-env-injection',
       category: 'adapter',
@@ -186,7 +173,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-profile-traversal',
       category: 'adapter',
@@ -212,7 +198,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-profile-invalid',
       category: 'adapter',
@@ -248,7 +233,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     { id: 'adp-profile-looser', category: 'adapter', title: 'a skill asks for a looser profile (network)' },
     async (ctx) => {
       const operator = await loadProfile(defaultProfilesDir(), 'default');
@@ -262,7 +246,6 @@ describe('adapter', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'adp-sandbox-off-request',
       category: 'adapter',

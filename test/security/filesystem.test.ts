@@ -2,9 +2,9 @@ import { lstat, readdir, readFile, stat, writeFile } from 'node:fs/promises';
 import { homedir } from 'node:os';
 import { basename, join } from 'node:path';
 import { describe } from 'vitest';
-import { isSkillsError } from '../../src/errors.js';
 import { groupFile, passwdFile } from '../../src/sandbox/bwrap-args.js';
-import { listOutputFiles, readOutputFile } from '../../src/sandbox/read-output-file.js';
+import { collectOutput, type OutputFolders } from '../../src/runner/collect-output.js';
+import { folderIdOf } from '../../src/sandbox/output-folder.js';
 import { canaryToken, exists, sha256, treeHash } from './harness/host.js';
 import {
   bestEffort,
@@ -12,13 +12,11 @@ import {
   blockedIf,
   breach,
   contained,
-  createHarness,
-  securityCase,
-  securityControl,
+  securitySuite,
   type CaseContext,
 } from './harness/security-case.js';
 
-const get = createHarness();
+const { securityCase, securityControl } = securitySuite();
 const MiB = 1024 * 1024;
 
 interface FileReport {
@@ -41,9 +39,14 @@ async function plantSecret(ctx: CaseContext): Promise<{ dir: string; file: strin
 
 const noneReadable = (files: FileReport[]) => files.every((f) => !f.readable);
 
+/** The folders of a call as the server records them before the spawn. */
+function foldersOf(outDir: string): OutputFolders {
+  const filesDir = join(outDir, 'files');
+  return { outDir, filesDir, out: folderIdOf(outDir), files: folderIdOf(filesDir) };
+}
+
 describe('filesystem', () => {
   securityControl(
-    get,
     {
       id: 'fs-control',
       category: 'filesystem',
@@ -62,7 +65,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-read-secret', category: 'filesystem', title: 'read a planted secret outside the mounts' },
     async (ctx) => {
       const s = await plantSecret(ctx);
@@ -73,7 +75,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-read-home', category: 'filesystem', title: "read the server user's home (~/.ssh, history)" },
     async (ctx) => {
       const home = homedir();
@@ -110,7 +111,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-etc-shadow', category: 'filesystem', title: 'read /etc/shadow, /etc/gshadow, /etc/sudoers' },
     async (ctx) => {
       const files = await readProbe(ctx, ['/etc/shadow', '/etc/gshadow', '/etc/sudoers']);
@@ -119,7 +119,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-etc-passwd',
       category: 'filesystem',
@@ -136,7 +135,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-traversal-skill', category: 'filesystem', title: '../ traversal from the skill folder' },
     async (ctx) => {
       const s = await plantSecret(ctx);
@@ -149,7 +147,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-traversal-output', category: 'filesystem', title: '../ traversal from the output folder' },
     async (ctx) => {
       const s = await plantSecret(ctx);
@@ -166,7 +163,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-write-host-dir',
       category: 'filesystem',
@@ -181,7 +177,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-write-system', category: 'filesystem', title: 'write to /usr, /usr/bin, /etc and /' },
     async (ctx) => {
       const name = `skills-mcp-canary-${Date.now()}`;
@@ -196,7 +191,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-modify-skill',
       category: 'filesystem',
@@ -211,7 +205,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-symlink-inside',
       category: 'filesystem',
@@ -230,7 +223,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-symlink-collect',
       category: 'filesystem',
@@ -239,21 +231,22 @@ describe('filesystem', () => {
     async (ctx) => {
       const s = await plantSecret(ctx);
       const out = await ctx.out();
+      const folders = foldersOf(out);
       await ctx.probe('leave_links', { out, target: s.file }, { plan: { writablePaths: [out] } });
-      for (const rel of ['output.json', 'files/x']) {
-        const got = await readOutputFile(out, rel, MiB).catch((e: unknown) => e);
-        if (!isSkillsError(got)) return breach(`server read ${rel} through a symlink`);
-      }
-      const listed = await listOutputFiles(out);
-      return blockedIf(listed.files.length === 0, 'collector refuses symlinks (lstat, O_NOFOLLOW)');
+      const got = await collectOutput(folders, '');
+      const leaked = JSON.stringify(got.json ?? null).includes(s.token);
+      return blockedIf(
+        !leaked && got.json === undefined && got.artifacts.length === 0,
+        'the collector refuses links (O_PATH|O_NOFOLLOW per component)',
+      );
     },
   );
 
   securityCase(
-    get,
     { id: 'fs-hardlink-collect', category: 'filesystem', title: 'hard link left for the server to collect' },
     async (ctx) => {
       const out = await ctx.out();
+      const folders = foldersOf(out);
       await writeFile(join(out, 'own'), 'x');
       const r = await ctx.probe<{ results: Record<string, number> }>(
         'leave_links',
@@ -265,20 +258,15 @@ describe('filesystem', () => {
         { plan: { writablePaths: [out] } },
       );
       const made = Object.entries(r.results).filter(([k, e]) => k.startsWith('hardlink') && e === 0).length;
-      const listed = await listOutputFiles(out);
-      const collected = listed.files.filter((f) => f.startsWith('files/') || f === 'made-inside');
-      const refused = await readOutputFile(out, 'files/self-link', MiB).catch((e: unknown) =>
-        isSkillsError(e),
-      );
+      const got = await collectOutput(folders, '');
       return blockedIf(
-        collected.length === 0 && refused === true,
+        got.artifacts.length === 0,
         `${made} link(s) possible, only within the output folder; the collector refuses files with nlink > 1`,
       );
     },
   );
 
   securityCase(
-    get,
     { id: 'fs-mknod', category: 'filesystem', title: 'create device nodes (mknod) in the output folder' },
     async (ctx) => {
       const out = await ctx.out();
@@ -299,7 +287,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-kernel-memory', category: 'filesystem', title: 'read /dev/mem, /dev/port, /proc/kcore' },
     async (ctx) => {
       const r = await ctx.probe<{ results: Record<string, { bytes?: number }> }>('kernel_memory');
@@ -315,7 +302,6 @@ describe('filesystem', () => {
     ['fs-fill-devshm', '/dev/shm/fill'],
   ] as const) {
     securityCase(
-      get,
       { id, category: 'filesystem', title: `fill ${path.replace('/fill', '')} beyond tmpfsMiB` },
       async (ctx) => {
         ctx.untouched('nothing written to the host path', async () => !(await exists(`${path}.0`)));
@@ -332,7 +318,6 @@ describe('filesystem', () => {
   }
 
   securityCase(
-    get,
     {
       id: 'fs-file-size',
       category: 'filesystem',
@@ -351,7 +336,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'fs-output-total',
       category: 'filesystem',
@@ -375,7 +359,6 @@ describe('filesystem', () => {
   );
 
   securityCase(
-    get,
     { id: 'fs-mount-games', category: 'filesystem', title: 'mount over, unmount or rename its mounts' },
     async (ctx) => {
       const out = await ctx.out();

@@ -2,13 +2,12 @@ import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
 import { describe } from 'vitest';
 import { tcpListener, udpListener, unixListener } from './harness/host.js';
-import { blocked, blockedIf, createHarness, securityCase, securityControl } from './harness/security-case.js';
+import { blocked, blockedIf, securitySuite } from './harness/security-case.js';
 
-const get = createHarness();
+const { securityCase, securityControl } = securitySuite();
 
 describe('network', () => {
   securityControl(
-    get,
     {
       id: 'net-control-full',
       category: 'network',
@@ -27,7 +26,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-tcp-loopback', category: 'network', title: 'connect to a host 127.0.0.1 TCP listener' },
     async (ctx) => {
       const l = await tcpListener();
@@ -39,7 +37,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'net-udp-loopback',
       category: 'network',
@@ -55,7 +52,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-only-lo', category: 'network', title: 'the only network interface is lo' },
     async (ctx) => {
       const r = await ctx.probe<{ interfaces: string[] }>('interfaces');
@@ -64,7 +60,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-dns', category: 'network', title: 'DNS lookups fail (no resolver, no route)' },
     async (ctx) => {
       const r = await ctx.probe<{ results: Record<string, unknown> }>('dns');
@@ -77,7 +72,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-unix-path', category: 'network', title: 'connect to a host unix socket by path' },
     async (ctx) => {
       const dir = await ctx.h.dirs.make('skills-mcp-sec-sock-', 0o777);
@@ -91,7 +85,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-unix-abstract', category: 'network', title: 'connect to a host abstract unix socket' },
     async (ctx) => {
       const name = `skmcp-abstract-${randomBytes(6).toString('hex')}`;
@@ -104,7 +97,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'net-socket-families',
       category: 'network',
@@ -118,7 +110,6 @@ describe('network', () => {
   );
 
   securityCase(
-    get,
     { id: 'net-io-uring', category: 'network', title: 'io_uring (bypasses socket syscall filters)' },
     async (ctx) => {
       const r = await ctx.probe<{ errno: number }>('io_uring');

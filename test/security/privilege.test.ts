@@ -2,15 +2,9 @@ import { lstat } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join } from 'node:path';
 import { describe } from 'vitest';
-import {
-  blockedIf,
-  createHarness,
-  securityCase,
-  securityControl,
-  type CaseContext,
-} from './harness/security-case.js';
+import { blockedIf, securitySuite, type CaseContext } from './harness/security-case.js';
 
-const get = createHarness();
+const { securityCase, securityControl } = securitySuite();
 
 type Results = { results: Record<string, number> };
 const allRefused = (r: Results, keys?: string[]) =>
@@ -36,7 +30,6 @@ const status = (ctx: CaseContext, out?: string) =>
 
 describe('privilege', () => {
   securityControl(
-    get,
     { id: 'priv-control', category: 'privilege', title: 'the script runs, as the sandbox user' },
     async (ctx) => {
       const r = await status(ctx);
@@ -45,7 +38,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'priv-capabilities',
       category: 'privilege',
@@ -62,7 +54,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-host-uid', category: 'privilege', title: 'files it creates are not owned by host root' },
     async (ctx) => {
       const out = await ctx.out();
@@ -76,7 +67,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-setuid', category: 'privilege', title: 'setuid-root binaries (mount) give no uid 0' },
     async (ctx) => {
       const out = await ctx.out();
@@ -95,7 +85,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     {
       id: 'priv-nested-userns',
       category: 'privilege',
@@ -108,7 +97,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-mount-chroot', category: 'privilege', title: 'mount, pivot_root, chroot, umount' },
     async (ctx) => {
       const out = await ctx.out();
@@ -118,7 +106,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-tiocsti', category: 'privilege', title: 'inject input into a terminal (TIOCSTI)' },
     async (ctx) => {
       const r = await ctx.probe<Results>('tiocsti');
@@ -127,7 +114,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-keyring', category: 'privilege', title: 'kernel keyrings (add_key, keyctl)' },
     async (ctx) => {
       const r = await ctx.probe<Results>('kernel_apis');
@@ -137,7 +123,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-bpf-perf-uffd', category: 'privilege', title: 'bpf, perf_event_open, userfaultfd' },
     async (ctx) => {
       const r = await ctx.probe<Results>('kernel_apis');
@@ -147,7 +132,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-ptrace', category: 'privilege', title: 'ptrace and process_vm_readv' },
     async (ctx) => {
       const r = await ctx.probe<Results>('ptrace');
@@ -156,7 +140,6 @@ describe('privilege', () => {
   );
 
   securityCase(
-    get,
     { id: 'priv-sethostname', category: 'privilege', title: 'change the hostname' },
     async (ctx) => {
       const before = hostname();

@@ -8,13 +8,11 @@ import {
   blocked,
   blockedIf,
   breach,
-  createHarness,
-  securityCase,
-  securityControl,
+  securitySuite,
   type CaseContext,
 } from './harness/security-case.js';
 
-const get = createHarness();
+const { securityCase, securityControl } = securitySuite();
 const MiB = 1024 * 1024;
 
 const size = async (p: string) => (await stat(p).catch(() => ({ size: -1 }))).size;
@@ -57,7 +55,6 @@ async function daemonCase(ctx: CaseContext, mode: 'hang' | 'exit' | 'cancel') {
 
 describe('resources', () => {
   securityControl(
-    get,
     { id: 'res-control', category: 'resources', title: 'a short script finishes normally under the limits' },
     async (ctx) => {
       const r = await ctx.run('hello');
@@ -66,7 +63,6 @@ describe('resources', () => {
   );
 
   securityCase(
-    get,
     { id: 'res-wall-clock', category: 'resources', title: 'hang past the wall-clock limit (with a daemon)' },
     async (ctx) => {
       const { r, quiet } = await daemonCase(ctx, 'hang');
@@ -78,7 +74,6 @@ describe('resources', () => {
   );
 
   securityCase(
-    get,
     { id: 'res-daemon', category: 'resources', title: 'a double-forked setsid daemon outlives its script' },
     async (ctx) => {
       const { r, quiet } = await daemonCase(ctx, 'exit');
@@ -87,7 +82,6 @@ describe('resources', () => {
   );
 
   securityCase(
-    get,
     { id: 'res-cancel', category: 'resources', title: 'cancellation kills the tree' },
     async (ctx) => {
       const { r, quiet } = await daemonCase(ctx, 'cancel');
@@ -96,7 +90,6 @@ describe('resources', () => {
   );
 
   securityCase(
-    get,
     { id: 'res-cpu-burn', category: 'resources', title: 'burn CPU past cpuSeconds' },
     async (ctx) => {
       const r = await ctx.run('cpu_burn', {}, { plan: { limits: { cpuSeconds: 1, wallTimeMs: 30_000 } } });
@@ -108,7 +101,6 @@ describe('resources', () => {
   );
 
   securityCase(
-    get,
     { id: 'res-heap-bomb', category: 'resources', title: 'allocate heap past memoryMiB' },
     async (ctx) => {
       const r = await ctx.run('heap', { cap_mb: 1024 }, { plan: { limits: { memoryMiB: 128 } } });
@@ -126,7 +118,6 @@ describe('resources', () => {
 
   for (const kind of ['memfd', 'mmap'] as const) {
     securityCase(
-      get,
       {
         id: `res-offheap-${kind}`,
         category: 'resources',
@@ -150,7 +141,6 @@ describe('resources', () => {
   }
 
   securityCase(
-    get,
     { id: 'res-fork-bomb', category: 'resources', title: 'fork until the process limit' },
     async (ctx) => {
       const r = await ctx.run('fork_bomb', { cap: 400 }, { plan: { limits: { pids: 32 } } });
@@ -167,25 +157,21 @@ describe('resources', () => {
     },
   );
 
-  securityCase(
-    get,
-    { id: 'res-output-flood', category: 'resources', title: '200 MB to stdout' },
-    async (ctx) => {
-      const before = process.memoryUsage().arrayBuffers;
-      let peak = before;
-      const r = await ctx.run(
-        'flood',
-        { mb: 200 },
-        {
-          plan: { limits: { maxOutputBytes: MiB } },
-          run: { onOutput: () => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)) },
-        },
-      );
-      const grew = Math.round((peak - before) / MiB);
-      return blockedIf(
-        r.truncated.stdout && r.stdout.length < MiB + 200 && r.bytes.stdout === 200 * MiB && grew < 100,
-        `kept 1 MiB + marker of ${r.bytes.stdout / MiB} MiB; server buffers grew ${grew} MiB at peak`,
-      );
-    },
-  );
+  securityCase({ id: 'res-output-flood', category: 'resources', title: '200 MB to stdout' }, async (ctx) => {
+    const before = process.memoryUsage().arrayBuffers;
+    let peak = before;
+    const r = await ctx.run(
+      'flood',
+      { mb: 200 },
+      {
+        plan: { limits: { maxOutputBytes: MiB } },
+        run: { onOutput: () => (peak = Math.max(peak, process.memoryUsage().arrayBuffers)) },
+      },
+    );
+    const grew = Math.round((peak - before) / MiB);
+    return blockedIf(
+      r.truncated.stdout && r.stdout.length < MiB + 200 && r.bytes.stdout === 200 * MiB && grew < 100,
+      `kept 1 MiB + marker of ${r.bytes.stdout / MiB} MiB; server buffers grew ${grew} MiB at peak`,
+    );
+  });
 });

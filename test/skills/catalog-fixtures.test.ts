@@ -38,7 +38,6 @@ describe('catalog over the bad-input fixture corpus', () => {
         'block-scalar-literal',
         'bom-crlf',
         'compat-too-long',
-        'dup-skill',
         'entry-missing',
         'executable-entry',
         'file-symlink-escape',
@@ -63,6 +62,7 @@ describe('catalog over the bad-input fixture corpus', () => {
     ['main/no-frontmatter', 'frontmatter-missing'],
     ['main/frontmatter-not-mapping', 'frontmatter-yaml'],
     ['main/unclosed-frontmatter', 'frontmatter-yaml'],
+    ['main/dup-skill', 'duplicate-name'],
     ['second/dup-skill', 'duplicate-name'],
   ])('skips %s with rule %s', (folder, rule) => {
     const hits = catalog.findings.filter((f) => folderOf(f) === folder);
@@ -109,8 +109,8 @@ describe('catalog over the bad-input fixture corpus', () => {
     ]);
   });
 
-  it('keeps the first root on duplicate names and reports the other', () => {
-    expect(catalog.get('dup-skill')!.dir).toBe(join(fixtures, 'main', 'dup-skill'));
+  it('serves neither folder of a name claimed in two roots, and reports both', () => {
+    expect(catalog.get('dup-skill')).toBeUndefined();
   });
 
   it('finds skills in a nested skills/ folder (plugin layout)', () => {
@@ -139,7 +139,7 @@ describe('catalog over the bad-input fixture corpus', () => {
         'main/metadata-not-strings metadata-format error 4',
       ]),
     );
-    expect(catalog.lint.filter((f) => f.severity === 'error')).toHaveLength(17);
+    expect(catalog.lint.filter((f) => f.severity === 'error')).toHaveLength(18);
     expect(catalog.lint.filter((f) => f.severity === 'warning')).toHaveLength(6);
   });
 });

@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '../../escape-for-display.js';
 import type { GetPromptResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { Skill } from '../../skills/types.js';
@@ -11,7 +12,7 @@ export const PromptArgsSchema = z.object({
 export const skillPrompt = (deps: ServerDeps, skill: Skill) => ({
   name: skill.toolName,
   config: {
-    title: skill.name,
+    title: escapeForDisplay(skill.name),
     description: skill.description.length > 1024 ? `${skill.description.slice(0, 1023)}…` : skill.description,
     argsSchema: PromptArgsSchema,
   },

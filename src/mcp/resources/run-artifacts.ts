@@ -1,49 +1,42 @@
-import { constants, fstatSync, openSync, readFileSync, closeSync } from 'node:fs';
 import {
   ResourceNotFoundError,
   ResourceTemplate,
   type ReadResourceResult,
 } from '@modelcontextprotocol/server';
 import { isSkillsError, SkillsError } from '../../errors.js';
+import { readRecordedArtifact } from '../../runner/read-artifact.js';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
 import { mimeTypeOf } from '../skill-uri.js';
 
 export const MAX_ARTIFACT_READ_BYTES = 5 * 1024 * 1024;
 
-/** Reads an artifact without following links (a run may have replaced its file with one after collection). */
-export function readArtifact(abs: string): Buffer {
-  const fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+/** A URI variable, percent-decoded; undefined when its escapes are not UTF-8 (`%ff`), which names no artifact. */
+const one = (v: string | string[] | undefined): string | undefined => {
   try {
-    const st = fstatSync(fd);
-    if (!st.isFile() || st.nlink > 1)
-      throw new SkillsError('PATH_INVALID', 'the artifact is not a plain file');
-    if (st.size > MAX_ARTIFACT_READ_BYTES) {
-      throw new SkillsError(
-        'FILE_TOO_LARGE',
-        `the artifact is ${st.size} bytes; the limit is ${MAX_ARTIFACT_READ_BYTES}`,
-      );
-    }
-    return readFileSync(fd);
-  } finally {
-    closeSync(fd);
+    return decodeURIComponent(Array.isArray(v) ? v.join('/') : (v ?? ''));
+  } catch {
+    return undefined;
   }
-}
+};
 
-const one = (v: string | string[] | undefined): string =>
-  decodeURIComponent(Array.isArray(v) ? v.join('/') : (v ?? ''));
-
-/** `skill-run://<call>/<path>`: files a run wrote, readable only by the session that made the call. */
+/**
+ * `skill-run://<call>/<path>`: a file collected from a run of this session, served only as collected (same digest),
+ * never any other path under the run's folder.
+ */
 export const runArtifactsResource = (runner: Runner, session: SessionInfo) => ({
   name: 'run-artifacts',
   template: new ResourceTemplate('skill-run://{call}/{+path}', { list: undefined }),
   config: { title: 'Run artifacts', description: 'A file written by a skill run in this session.' },
   read: (uri: URL, vars: Record<string, string | string[]>): ReadResourceResult => {
     try {
-      const abs = runner.artifactPath(session, one(vars.call), one(vars.path));
-      if (abs === undefined) throw new SkillsError('FILE_NOT_FOUND', 'no such run in this session');
-      const data = readArtifact(abs);
-      const mimeType = mimeTypeOf(abs);
+      const call = one(vars.call);
+      const path = one(vars.path);
+      const recorded =
+        call === undefined || path === undefined ? undefined : runner.artifact(session, call, path);
+      if (recorded === undefined) throw new SkillsError('FILE_NOT_FOUND', 'no such artifact in this session');
+      const data = readRecordedArtifact(recorded, MAX_ARTIFACT_READ_BYTES);
+      const mimeType = mimeTypeOf(recorded.path);
       const text = /^text\/|json|yaml|xml/.test(mimeType) && !data.includes(0);
       return {
         contents: [

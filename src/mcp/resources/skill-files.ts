@@ -7,7 +7,7 @@ import {
   type Resource,
 } from '@modelcontextprotocol/server';
 import { isSkillsError } from '../../errors.js';
-import { readSkillContent } from '../read-skill-content.js';
+import { readSkillContent, type SkillContent } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
 import { SKILL_URI_TEMPLATE, mimeTypeOf, skillUri } from '../skill-uri.js';
 
@@ -25,7 +25,7 @@ export function listSkillResources(deps: ServerDeps): Resource[] {
         uri: skillUri(s.name, f.path),
         name: `${s.name}/${f.path}`,
         ...(f.path === s.skillFile
-          ? { title: `${s.name}: instructions`, description: s.description.slice(0, 200) }
+          ? skillFileMetadata(s.name, s.frontmatter.description, s.description)
           : {}),
         mimeType: mimeTypeOf(f.path),
         size: f.size,
@@ -35,10 +35,18 @@ export function listSkillResources(deps: ServerDeps): Resource[] {
   return out;
 }
 
+/** SKILL.md is named and described by its frontmatter, as the Skills extension asks (the description as written). */
+const skillFileMetadata = (name: string, written: unknown, description: string) => ({
+  name,
+  title: `${name}: instructions`,
+  description: typeof written === 'string' ? written : description,
+});
+
 const one = (v: string | string[] | undefined): string =>
   decodeURIComponent(Array.isArray(v) ? v.join('/') : (v ?? ''));
 
-export const skillFilesResource = (deps: ServerDeps) => ({
+/** `checkRead` may refuse bytes before they are served (the Skills extension's digest check). */
+export const skillFilesResource = (deps: ServerDeps, checkRead?: (content: SkillContent) => void) => ({
   name: 'skill-files',
   template: new ResourceTemplate(SKILL_URI_TEMPLATE, {
     list: () => ({ resources: listSkillResources(deps) }),
@@ -54,6 +62,7 @@ export const skillFilesResource = (deps: ServerDeps) => ({
         .map((p) => p)
         .join('/');
       const c = readSkillContent(deps.catalog(), one(vars.skill), path, MAX_RESOURCE_BYTES);
+      checkRead?.(c);
       const base = { uri: uri.href, mimeType: c.mimeType };
       return { contents: [c.text !== undefined ? { ...base, text: c.text } : { ...base, blob: c.blob! }] };
     } catch (err) {

@@ -1,4 +1,5 @@
 import * as z from 'zod';
+import { SkillsError } from '../../errors.js';
 import { gatedCall, type GateBridge } from '../gated-call.js';
 import { findSkill } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
@@ -13,7 +14,16 @@ const input = z.object({
     .string()
     .min(1)
     .max(1000)
-    .describe('Script path relative to the skill folder, e.g. "scripts/toc.py".'),
+    .optional()
+    .describe('Script path relative to the skill folder, e.g. "scripts/toc.py". Give this or "module".'),
+  module: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe(
+      'A Python module of the skill, run as `python3 -m <module>` from the skill root, e.g. "scripts.package_skill".',
+    ),
   args: z
     .array(z.string().max(4096))
     .max(100)
@@ -27,30 +37,37 @@ export const runSkillScriptTool = (
   deps: ServerDeps & { runner: Runner },
   session: SessionInfo,
   bridge: GateBridge,
-  read: (abs: string) => Buffer,
 ): ToolDef<z.infer<typeof input>> => ({
   name: 'run_skill_script',
   config: {
     title: 'Run a skill script',
     description:
-      'Run a script of a skill (python3, node or bash by extension) in a sandbox with no network by default. ' +
-      'Pass arguments as a list and optional JSON input. The user may be asked to approve the run; the result has ' +
-      'the output and links to any files the script wrote.',
+      'Run a script of a skill (python3, node or bash by extension), or a Python module of it ("module", as in ' +
+      '`python -m scripts.tool`), in a sandbox with no network by default. The skill root is on the Python module ' +
+      'path. The working folder is a new, empty output folder for this call: files the script writes there (e.g. ' +
+      'a relative output path) come back as files in the result. Pass arguments as a list and optional JSON input. ' +
+      'The user may be asked to approve the run.',
     inputSchema: input,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
   },
-  handler: async ({ skill, script, args, input: data }, ctx) => {
+  handler: async ({ skill, script, module, args, input: data }, ctx) => {
     try {
       const s = findSkill(deps.catalog(), skill);
+      if ((script === undefined) === (module === undefined)) {
+        throw new SkillsError('INPUT_INVALID', 'give exactly one of "script" or "module"', {
+          hint: 'e.g. {"skill": "pdf", "script": "scripts/toc.py"} or {"skill": "pdf", "module": "scripts.toc"}.',
+        });
+      }
       const req = {
         tool: 'run_skill_script',
         session,
         skill: s,
-        script,
+        ...(script === undefined ? {} : { script }),
+        ...(module === undefined ? {} : { module }),
         ...(args === undefined ? {} : { args }),
         input: data,
       };
-      return await gatedCall(deps, bridge, req, ctx, read);
+      return await gatedCall(deps, bridge, req, ctx);
     } catch (err) {
       return toolError(err, deps.log);
     }

@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '../../escape-for-display.js';
 import { fromJsonSchema } from '@modelcontextprotocol/server';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
@@ -15,7 +16,6 @@ export const runSkillTool = (
   skill: Skill,
   session: SessionInfo,
   bridge: GateBridge,
-  read: (abs: string) => Buffer,
 ): ToolDef => {
   const entry = deps.runner.entryInput(skill);
   const description =
@@ -26,7 +26,7 @@ export const runSkillTool = (
   return {
     name: skill.toolName,
     config: {
-      title: `Skill: ${skill.name}`,
+      title: `Skill: ${escapeForDisplay(skill.name)}`,
       description:
         `${description}\n\nRuns ${skill.entryPoint} in a sandbox${skill.requests.network ? ' with network access' : ''}; ` +
         `the user may be asked to approve it. Read its instructions with read_skill_file {"skill": "${skill.name}", "path": "${skill.skillFile}"}.${renamed}`,
@@ -43,13 +43,7 @@ export const runSkillTool = (
       if (current === undefined) {
         return skillRemoved(skill.name, deps.log);
       }
-      return gatedCall(
-        deps,
-        bridge,
-        { tool: skill.toolName, session, skill: current, input: args },
-        ctx,
-        read,
-      );
+      return gatedCall(deps, bridge, { tool: skill.toolName, session, skill: current, input: args }, ctx);
     },
   };
 };

@@ -1,3 +1,4 @@
+import { escapeForDisplay } from '../../escape-for-display.js';
 import * as z from 'zod';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
@@ -18,7 +19,7 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
   return {
     name: skill.toolName,
     config: {
-      title: `Skill: ${skill.name}`,
+      title: `Skill: ${escapeForDisplay(skill.name)}`,
       description: `${description}\n\nReturns the skill's instructions${renamed} and its file index.`,
       inputSchema: input,
       outputSchema: SkillViewSchema,

@@ -3,8 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../log.js';
 import type { BearerResult } from './bearer-auth.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
+import type { ConnectionBudget } from './connection-budget.js';
 import type { LegacySessions } from './legacy-sessions.js';
-import type { McpEndpoint } from './mcp-endpoint.js';
+import type { McpEndpoint, Refusal } from './mcp-endpoint.js';
 import { replyJson, replyJsonRpcError } from './reply.js';
 
 export interface HttpHandlerDeps {
@@ -17,6 +18,10 @@ export interface HttpHandlerDeps {
   checkToken: ((authorization: string | undefined) => BearerResult) | undefined;
   /** True once shutdown began: new work gets 503. */
   stopping: () => boolean;
+  /** Told when a connection has delivered an admitted request. */
+  connections?: Pick<ConnectionBudget, 'trust'>;
+  /** Whether `/healthz` shows counts to a caller without a token when no token is configured. */
+  healthDetails?: boolean;
   log: Logger;
 }
 
@@ -25,10 +30,19 @@ const MCP_METHODS = 'GET, POST, DELETE';
 const shuttingDown = (res: ServerResponse) =>
   replyJsonRpcError(res, 503, -32000, 'Server is shutting down', { connection: 'close', 'retry-after': '5' });
 
+const TOO_MANY: Refusal = {
+  status: 429,
+  message: 'Too many requests in flight for this client: retry shortly',
+  headers: { 'retry-after': '1' },
+};
+
 /**
- * The request pipeline: `/healthz` (no auth, no skill data), then for `/mcp`: Host/Origin guard (403) → token
- * (401) → shutting down (503, except live legacy sessions) → method (405) → per-client concurrency (429) → the
- * dual-era endpoint. Unexpected errors are logged with a reference id; the client only sees the id.
+ * The request pipeline. Every path first passes the Host/Origin guard (400 malformed Host, 403). `/healthz`: status
+ * for anyone, counts only with the token (or, without a token configured, when `healthDetails` is on). `/mcp`: token
+ * (401) → shutting down (503, except live legacy sessions) → method (405) → body read (bounded by the server's
+ * request timeout) → per-client concurrency (429) → the dual-era endpoint. A request only counts against its client
+ * once its body is in, so slow senders hold nobody's slots. Unexpected errors are logged with a reference id; the
+ * client only sees the id.
  */
 export function createHttpHandler(
   deps: HttpHandlerDeps,
@@ -39,7 +53,15 @@ export function createHttpHandler(
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return replyJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
     if (deps.stopping()) return replyJson(res, 503, { status: 'stopping' });
-    replyJson(res, 200, { status: 'ok', sessions: sessions.count(), inFlight: limiter.inFlight() });
+    const details =
+      deps.checkToken === undefined
+        ? deps.healthDetails === true
+        : deps.checkToken(req.headers.authorization).ok;
+    replyJson(
+      res,
+      200,
+      details ? { status: 'ok', sessions: sessions.count(), inFlight: limiter.inFlight() } : { status: 'ok' },
+    );
   };
 
   const hasLiveSession = (req: IncomingMessage, principal: string | undefined) => {
@@ -53,13 +75,6 @@ export function createHttpHandler(
   };
 
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
-    if (!deps.guard(req, res)) {
-      log.warn(
-        { host: req.headers.host, origin: req.headers.origin },
-        'request refused: Host or Origin not allowed',
-      );
-      return;
-    }
     let principal: string | undefined;
     if (deps.checkToken !== undefined) {
       const auth = deps.checkToken(req.headers.authorization);
@@ -75,39 +90,40 @@ export function createHttpHandler(
         });
       }
       principal = auth.principal;
+      // A token holder is not a stranger: its connection is no longer among the first closed at the cap.
+      deps.connections?.trust(req.socket);
     }
     // While shutting down, only live legacy sessions get through (their calls may wait on the client's answers).
     const lateArrival = deps.stopping();
     if (lateArrival && !hasLiveSession(req, principal)) return shuttingDown(res);
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE')
       return replyJsonRpcError(res, 405, -32000, 'Method not allowed', { allow: MCP_METHODS });
-    let release: (() => void) | undefined;
-    if (req.method === 'POST') {
+    await endpoint.handle(req, res, principal, ({ method, startsWork }) => {
+      // While shutting down, answers and notifications (e.g. to an elicitation) still reach running calls.
+      if (lateArrival && startsWork)
+        return { status: 503, message: 'Server is shutting down', headers: { connection: 'close' } };
+      deps.connections?.trust(req.socket);
+      // A listen stream stays open for the life of the client; its number is bounded by the handler itself.
+      if (req.method !== 'POST' || method === 'subscriptions/listen') return undefined;
       const key = clientKey(req, principal);
-      release = limiter.tryAcquire(key);
+      const release = limiter.tryAcquire(key);
       if (release === undefined) {
         log.warn({ client: key }, 'request refused: too many requests in flight');
-        return replyJsonRpcError(
-          res,
-          429,
-          -32000,
-          'Too many requests in flight for this client: retry shortly',
-          {
-            'retry-after': '1',
-          },
-        );
+        return TOO_MANY;
       }
       res.once('close', release);
-    }
-    await endpoint.handle(req, res, principal, ({ method, startsWork }) => {
-      // A listen stream stays open for the life of the client; its number is bounded by the handler itself.
-      if (method === 'subscriptions/listen') release?.();
-      // While shutting down, answers and notifications (e.g. to an elicitation) still reach running calls.
-      return !(lateArrival && startsWork);
+      return undefined;
     });
   };
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
+    if (!deps.guard(req, res)) {
+      log.warn(
+        { host: String(req.headers.host).slice(0, 200), origin: String(req.headers.origin).slice(0, 200) },
+        'request refused: Host or Origin not allowed',
+      );
+      return;
+    }
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/mcp') return mcp(req, res);
     if (path === '/healthz') return healthz(req, res);

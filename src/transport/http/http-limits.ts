@@ -12,12 +12,23 @@ export interface HttpLimits {
   maxInFlightPerClient: number;
   /** Legacy sessions open at once; a new `initialize` past it gets 503. */
   maxSessions: number;
-  /** A legacy session with no request and no open stream for this long is closed. */
+  /** Legacy sessions per client (token and peer address); past it, the client's least recently used idle one is closed. */
+  maxSessionsPerClient: number;
+  /** A legacy session with no request in flight for this long is closed, even if it holds an idle GET stream. */
   sessionIdleMs: number;
   /** How long shutdown waits for running requests before it closes their connections. */
   shutdownGraceMs: number;
   /** How long a client may take to send a whole request (head and body). */
   requestTimeoutMs: number;
+  /** How long a client may take to send a request's head (request line and headers). */
+  headersTimeoutMs: number;
+  /**
+   * Connections open at once. At the cap, the oldest connection that has not yet delivered a whole, authenticated
+   * request is closed for the newcomer. Also kept under half the process's open-file limit.
+   */
+  maxConnections: number;
+  /** `/healthz` reports session and in-flight counts to callers without a token (no token configured). */
+  healthDetails: boolean;
   /** Idle time after a busy spell before the server collects garbage and gives the memory back. */
   reclaimIdleMs: number;
 }
@@ -27,8 +38,12 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   maxHeaderBytes: 16 * 1024,
   maxInFlightPerClient: 64,
   maxSessions: 1000,
+  maxSessionsPerClient: 100,
   sessionIdleMs: 30 * 60 * 1000,
   shutdownGraceMs: 10_000,
   requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  maxConnections: 1024,
+  healthDetails: false,
   reclaimIdleMs: 2_000,
 };

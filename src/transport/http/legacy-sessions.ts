@@ -13,6 +13,11 @@ export interface LegacySessionsOptions {
   /** A session with nothing open for this long is closed; its id then gets 404. */
   idleMs: number;
   maxSessions: number;
+  /**
+   * Sessions one client (token and peer address) may hold. At the cap its least recently used session with nothing
+   * in flight and no listen stream open is closed for the new one, so a client cannot take every session of the server.
+   */
+  maxSessionsPerClient: number;
   now: () => number;
   onEnd: SessionEndListener;
 }
@@ -29,7 +34,7 @@ export interface LegacySessions {
   /** Whether `id` names a live session of `principal`. */
   has(id: string, principal: string | undefined): boolean;
   count(): number;
-  /** Closes sessions idle past `idleMs` (nothing in flight, no open stream); returns how many. */
+  /** Closes sessions idle past `idleMs` (nothing in flight; an idle GET stream does not count); returns how many. */
   expireIdle(): Promise<number>;
   /** Closes every session: open streams end, running handlers are aborted. */
   closeAll(reason: SessionEndReason): Promise<void>;
@@ -40,8 +45,12 @@ interface Session {
   principal: string | undefined;
   transport: NodeStreamableHTTPServerTransport;
   server: McpServer;
-  /** Open requests and streams. */
+  /** Who opened it: the principal (or none) and the peer address. */
+  client: string;
+  /** Requests in flight, not counting GET streams (an idle stream does not keep a session alive). */
   open: number;
+  /** Open GET streams: a client is connected to it, so no other client's new session may close it. */
+  streams: number;
   lastSeen: number;
 }
 
@@ -68,13 +77,34 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
   };
 
   const serve = async (s: Session, req: IncomingMessage, res: ServerResponse, body: unknown) => {
-    s.open++;
     s.lastSeen = now();
-    res.once('close', () => {
-      s.open--;
-      s.lastSeen = now();
-    });
+    if (req.method !== 'GET') {
+      s.open++;
+      res.once('close', () => {
+        s.open--;
+        s.lastSeen = now();
+      });
+    } else {
+      s.streams++;
+      res.once('close', () => s.streams--);
+    }
     await s.transport.handleRequest(req, res, body);
+  };
+
+  /**
+   * Makes room for one more session of `client`: false when all of its sessions are busy. Processes on one peer
+   * without a token share a client key, so a session with a request in flight or a listen stream open (a client is
+   * connected to it) is never closed here: only sessions nobody is connected to make room.
+   */
+  const roomFor = async (client: string) => {
+    const mine = [...sessions.values()].filter((s) => s.client === client);
+    if (mine.length < opts.maxSessionsPerClient) return true;
+    const idle = mine
+      .filter((s) => s.open === 0 && s.streams === 0)
+      .sort((a, b) => a.lastSeen - b.lastSeen)[0];
+    if (idle === undefined) return false;
+    await close(idle, 'client_closed', 'replaced by a newer session of the same client');
+    return true;
   };
 
   const open = async (
@@ -83,8 +113,9 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     body: unknown,
     principal: string | undefined,
   ) => {
-    if (sessions.size >= opts.maxSessions) {
-      log.warn({ max: opts.maxSessions }, 'http session limit reached');
+    const client = `${principal ?? '-'}|${req.socket.remoteAddress ?? '?'}`;
+    if (!(await roomFor(client)) || sessions.size >= opts.maxSessions) {
+      log.warn({ max: opts.maxSessions, perClient: opts.maxSessionsPerClient }, 'http session limit reached');
       replyJsonRpcError(res, 503, -32000, 'Too many sessions: try again later', { 'retry-after': '30' });
       return;
     }
@@ -92,7 +123,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     const info = httpSession(principal, id);
     const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id });
     const server = opts.build(info);
-    const s: Session = { info, principal, transport, server, open: 0, lastSeen: now() };
+    const s: Session = { info, principal, client, transport, server, open: 0, streams: 0, lastSeen: now() };
     transport.onclose = () => {
       // DELETE from the client (our own closes remove the session first).
       if (sessions.delete(id)) void ended(s, 'client_closed', 'deleted by the client');

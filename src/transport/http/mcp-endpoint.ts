@@ -28,16 +28,23 @@ export interface McpRequestFacts {
   startsWork: boolean;
 }
 
+/** Why a request is not served: the HTTP answer to give instead. */
+export interface Refusal {
+  status: number;
+  message: string;
+  headers?: Record<string, string>;
+}
+
 export interface McpEndpoint {
   /**
    * Serves one request on `/mcp` (already past the Host/Origin guard and the token check). `admit` is called once
-   * the body is read, before the request is dispatched; false answers 503 (shutting down).
+   * the body is read, before the request is dispatched; a refusal is answered as a JSON-RPC error.
    */
   handle(
     req: IncomingMessage,
     res: ServerResponse,
     principal: string | undefined,
-    admit?: (facts: McpRequestFacts) => boolean,
+    admit?: (facts: McpRequestFacts) => Refusal | undefined,
   ): Promise<void>;
   /** Publishes list changes to modern clients' `subscriptions/listen` streams. */
   notify: ServerNotifier;
@@ -116,8 +123,9 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       const isPost = request.method === 'POST';
       const body = isPost ? parseJson(await request.text()) : undefined;
       const startsWork = Array.isArray(body) ? body.some(isRequest) : isRequest(body);
-      if (admit?.({ method: methodOf(body), startsWork }) === false)
-        return replyJsonRpcError(res, 503, -32000, 'Server is shutting down', { connection: 'close' });
+      const refusal = admit?.({ method: methodOf(body), startsWork });
+      if (refusal !== undefined)
+        return replyJsonRpcError(res, refusal.status, -32000, refusal.message, refusal.headers);
       // The SDK classifies an empty or non-JSON POST as legacy; with the body parsed once, it reads nothing again.
       if (isPost && body === undefined)
         return replyJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON');

@@ -1,6 +1,14 @@
-import { setFlagsFromString } from 'node:v8';
+import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import type { Logger } from '../../log.js';
+
+const heapUsed = (): number | undefined => {
+  try {
+    return getHeapStatistics().used_heap_size;
+  } catch {
+    return undefined;
+  }
+};
 
 /** Told when the server starts and stops having requests in flight. */
 export interface MemoryReclaimer {
@@ -56,14 +64,13 @@ export function createMemoryReclaimer(o: {
     timer = undefined;
     const fn = collector();
     if (fn === null) return void (pending = 0);
-    const before = process.memoryUsage().heapUsed;
+    // Only the heap: process.memoryUsage() also reads the resident set size, which needs a file descriptor and
+    // throws when the process has none left (EMFILE) — in a timer, that would be uncaught.
+    const before = heapUsed();
     fn();
     pending--;
     if (pending > 0) return schedule(betweenMs);
-    o.log.debug(
-      { heapUsedBefore: before, heapUsedAfter: process.memoryUsage().heapUsed },
-      'reclaimed memory after a busy spell',
-    );
+    o.log.debug({ heapUsedBefore: before, heapUsedAfter: heapUsed() }, 'reclaimed memory after a busy spell');
   };
 
   return {

@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { hostHeaderValidation, originValidation } from '@modelcontextprotocol/node';
 import { isLoopbackHost } from './is-loopback-host.js';
+import { replyJsonRpcError } from './reply.js';
 
 const LOOPBACK_NAMES = ['localhost', '127.0.0.1', '[::1]'];
 const WILDCARDS = new Set(['0.0.0.0', '::', '[::]']);
@@ -26,10 +27,17 @@ export interface RequestGuardOptions {
   allowedOrigins: readonly string[];
 }
 
+/** A Host header the way clients send it: a DNS name or IPv4 address, or a bracketed IPv6, then an optional port. */
+const WELL_FORMED_HOST = /^(?:[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})|\[[0-9A-Fa-f:.]{2,45}\])(?::[0-9]{1,5})?$/;
+
+export const isWellFormedHost = (value: string | undefined): boolean =>
+  value !== undefined && WELL_FORMED_HOST.test(value);
+
 /**
  * DNS-rebinding guard, applied to every MCP request whatever the bind address: the Host header must name this
  * server (loopback names, the bind address, or an allowed host), and a browser's Origin, when present, must be a
- * loopback or allowed origin. A rejected request has been answered 403 when the guard returns false.
+ * loopback or allowed origin. A rejected request has been answered (400 for a malformed Host, else 403) when the guard returns
+ * false.
  */
 export function createRequestGuard(
   opts: RequestGuardOptions,
@@ -50,5 +58,11 @@ export function createRequestGuard(
   }
   const validHost = hostHeaderValidation([...hosts]);
   const validOrigin = originValidation([...origins]);
-  return (req, res) => validHost(req, res) && validOrigin(req, res);
+  return (req, res) => {
+    if (!isWellFormedHost(req.headers.host)) {
+      replyJsonRpcError(res, 400, -32000, 'Bad Request: malformed Host header', { connection: 'close' });
+      return false;
+    }
+    return validHost(req, res) && validOrigin(req, res);
+  };
 }

@@ -6,6 +6,7 @@ import type { SkillsServer } from '../../mcp/create-server.js';
 import type { SessionInfo } from '../../runner/session.js';
 import { createBearerCheck } from './bearer-auth.js';
 import { createConcurrencyLimiter } from './concurrency-limiter.js';
+import { createConnectionBudget } from './connection-budget.js';
 import { createHttpHandler } from './create-http-handler.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits.js';
 import type { SessionEndListener, SessionEndReason } from './http-session.js';
@@ -13,6 +14,7 @@ import { isLoopbackHost } from './is-loopback-host.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
 import { createMemoryReclaimer } from './memory-reclaimer.js';
+import { openFileLimit } from './open-file-limit.js';
 import { createRequestGuard } from './request-guard.js';
 
 export interface HttpServeOptions {
@@ -37,7 +39,7 @@ export interface HttpServing {
   /** The MCP endpoint, e.g. `http://127.0.0.1:3333/mcp`. */
   url: string;
   port: number;
-  stats(): { sessions: number; inFlight: number };
+  stats(): { sessions: number; inFlight: number; connections: number; maxConnections: number };
   /** Closes legacy sessions idle past the limit now (it also runs on a timer). */
   expireIdleSessions(): Promise<number>;
   /**
@@ -92,6 +94,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     log,
     idleMs: limits.sessionIdleMs,
     maxSessions: limits.maxSessions,
+    maxSessionsPerClient: limits.maxSessionsPerClient,
     now,
     onEnd,
   });
@@ -104,6 +107,19 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
   const reclaimer = createMemoryReclaimer({ idleMs: limits.reclaimIdleMs, log });
   const limiter = createConcurrencyLimiter(limits.maxInFlightPerClient, reclaimer);
   let stopping = false;
+  const server = createServer({
+    maxHeaderSize: limits.maxHeaderBytes,
+    requestTimeout: limits.requestTimeoutMs,
+    headersTimeout: Math.min(limits.requestTimeoutMs, limits.headersTimeoutMs),
+    // Node reaps requests past those deadlines on this tick (30 s by default, far too slow under a flood).
+    connectionsCheckingInterval: 1000,
+  });
+  const fdLimit = openFileLimit();
+  const maxConnections = Math.max(
+    1,
+    Math.min(limits.maxConnections, fdLimit === undefined ? Infinity : Math.floor(fdLimit / 2)),
+  );
+  const budget = createConnectionBudget(server, maxConnections, log);
   const handler = createHttpHandler({
     endpoint,
     sessions,
@@ -115,17 +131,14 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     }),
     checkToken: token === undefined ? undefined : createBearerCheck(token),
     stopping: () => stopping,
+    connections: budget,
+    healthDetails: limits.healthDetails,
     log,
   });
-  const server = createServer(
-    {
-      maxHeaderSize: limits.maxHeaderBytes,
-      requestTimeout: limits.requestTimeoutMs,
-      headersTimeout: Math.min(limits.requestTimeoutMs, 10_000),
-    },
-    handler,
-  );
+  server.on('request', handler);
   await listen(server, host, opts.port);
+  // Once listening, an error (e.g. EMFILE on accept) is logged, never thrown: the server keeps serving.
+  server.on('error', (err) => log.error({ err }, 'http server error'));
   const port = (server.address() as AddressInfo).port;
 
   const unsubscribe = opts.server.onChanged(() => {
@@ -173,7 +186,12 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
   return {
     url: `http://${urlHost(host)}:${port}/mcp`,
     port,
-    stats: () => ({ sessions: sessions.count(), inFlight: limiter.inFlight() }),
+    stats: () => ({
+      sessions: sessions.count(),
+      inFlight: limiter.inFlight(),
+      connections: budget.open(),
+      maxConnections,
+    }),
     expireIdleSessions: () => sessions.expireIdle(),
     close(closeOpts = {}) {
       if (closeOpts.force === true) forceNow();

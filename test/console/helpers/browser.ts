@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll } from 'vitest';
 import { repoRoot } from '../../helpers/temp-dir.js';
 
 /** Debian's Chromium (`apt-get install chromium`); CI installs it. */
@@ -29,6 +30,21 @@ export async function launchChromium(): Promise<Browser> {
       '--disable-sync',
     ],
   });
+}
+
+/** One Chromium for the tests of a describe block: launched before the first, closed after the last. */
+export function sharedChromium(): () => Browser {
+  let browser: Browser | undefined;
+  beforeAll(async () => {
+    browser = await launchChromium();
+  }, 60_000);
+  afterAll(async () => {
+    await browser?.close();
+  });
+  return () => {
+    if (browser === undefined) throw new Error('Chromium did not start');
+    return browser;
+  };
 }
 
 export const DESKTOP = { width: 1280, height: 800 };

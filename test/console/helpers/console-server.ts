@@ -1,20 +1,38 @@
+import { afterEach } from 'vitest';
 import type { AuditStore } from '../../../src/audit/audit-store.js';
-import { gatedFixture } from '../../helpers/gated-fixture.js';
-import { connectStdio, waitFor, type Connected, type Era } from '../../helpers/stdio-client.js';
+import type { GatedFixture } from '../../helpers/gated-fixture.js';
+import { startGatedServer, type GatedServerOptions } from '../../helpers/gated-server.js';
+import { runCli } from '../../helpers/run-cli.js';
+import { waitFor, type Connected } from '../../helpers/stdio-client.js';
+import { rawRequest } from './raw-request.js';
 
 /** Approvals asked, in the console only (the browser is never opened by tests). */
 export const consoleConfig = (o: { waitMs?: number; timeoutMs?: number; extra?: string } = {}): string =>
   'approval:\n  mode: ask\n  console: true\n  console_open_browser: false\n' +
   `  console_wait_ms: ${o.waitMs ?? 25_000}\n  timeout_ms: ${o.timeoutMs ?? 120_000}\n${o.extra ?? ''}`;
 
-const LINK = /(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/approvals\/[A-Za-z0-9_-]+)/;
+const PENDING_FORM = /method="post" action="[^"]*\/approvals\/([A-Za-z0-9_-]+)"/g;
+
+/** The console's base URL, found as the person finds it: `skills-mcp console` with the server's audit path. */
+export function consoleBase(auditPath: string): string {
+  const r = runCli(['console', '--audit', auditPath]);
+  const base = /^(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)$/m.exec(r.stdout)?.[1];
+  if (base === undefined) throw new Error(`skills-mcp console printed no link:\n${r.stdout}${r.stderr}`);
+  return base;
+}
+
+/** The pages of the approvals waiting on the console's index, in page order (oldest first). */
+export async function pendingLinks(base: string): Promise<string[]> {
+  const body = (await rawRequest(base)).body;
+  return [...new Set([...body.matchAll(PENDING_FORM)].map((m) => `${base}approvals/${m[1]}`))];
+}
 
 export type ToolResult = Awaited<ReturnType<Connected['client']['callTool']>>;
 
 export interface PendingCall {
   /** The tool result, once the person decided (or the wait ended). */
   result: Promise<ToolResult>;
-  /** The approval page link from the first progress notification. */
+  /** The approval page of this call: the oldest waiting approval on the console's index no earlier call took. */
   link: Promise<string>;
   /** Every progress message. */
   progress: string[];
@@ -22,8 +40,8 @@ export interface PendingCall {
 
 export interface ConsoleServer {
   c: Connected;
-  fx: ReturnType<typeof gatedFixture>;
-  /** The console's base URL (with the secret), from the server log. */
+  fx: GatedFixture;
+  /** The console's base URL (with the secret), from `skills-mcp console`. */
   base: string;
   /** Log messages (`notifications/message`) the client got. */
   logs: unknown[];
@@ -36,33 +54,37 @@ export interface ConsoleServer {
 
 /** The built binary over stdio, for a client that did not declare elicitation, with the console on. */
 export async function startConsoleServer(
-  opts: { era?: Era; config?: string; args?: string[]; env?: Record<string, string> } = {},
+  opts: Omit<GatedServerOptions, 'elicitation'> & { config?: string } = {},
 ): Promise<ConsoleServer> {
-  const fx = gatedFixture(opts.config ?? consoleConfig());
-  const c = await connectStdio({
-    era: opts.era ?? 'auto',
-    args: [
-      '--skills',
-      fx.skills,
-      '--config',
-      fx.configFile,
-      '--audit',
-      fx.auditPath,
-      '--no-watch',
-      ...(opts.args ?? []),
-    ],
-    capabilities: {},
-    ...(opts.env === undefined ? {} : { env: opts.env }),
+  const { fx, c, close } = await startGatedServer(opts.config ?? consoleConfig(), {
+    ...opts,
+    elicitation: false,
   });
   const logs: unknown[] = [];
   c.client.setNotificationHandler('notifications/message', (n: { params: unknown }) => {
     logs.push(n.params);
   });
-  await waitFor(() => c.stderr().includes('approval console ready'), 10_000, 'the console to start');
-  const base = /"url":"(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)","msg":"approval console ready"/.exec(
-    c.stderr(),
-  )?.[1];
-  if (base === undefined) throw new Error(`no console URL in the log:\n${c.stderr()}`);
+  let base: string;
+  try {
+    await waitFor(() => c.stderr().includes('approval console ready'), 10_000, 'the console to start');
+    base = consoleBase(fx.auditPath);
+  } catch (e) {
+    await close();
+    throw e;
+  }
+  const taken = new Set<string>();
+  /** A new request's approval is the oldest one not taken yet; a retry continues the newest taken one. */
+  const nextLink = async (): Promise<string> => {
+    for (let i = 0; ; i++) {
+      const links = await pendingLinks(base);
+      const link = links.find((l) => !taken.has(l)) ?? (i >= 10 ? links.at(-1) : undefined);
+      if (link !== undefined) {
+        taken.add(link);
+        return link;
+      }
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
   const withAudit = <T>(fn: (a: AuditStore) => T): T => {
     const store = fx.audit();
     try {
@@ -85,9 +107,9 @@ export async function startConsoleServer(
         {
           ...(signal === undefined ? {} : { signal }),
           onprogress: (p) => {
+            // Once the server is gone the console refuses connections: the link is never found, and that is no error.
+            if (progress.length === 0) nextLink().then(gotLink, () => undefined);
             progress.push(p.message ?? '');
-            const m = LINK.exec(p.message ?? '');
-            if (m?.[1] !== undefined) gotLink(m[1]);
           },
         },
       );
@@ -103,12 +125,23 @@ export async function startConsoleServer(
         }),
       ),
     withAudit,
-    close: async () => {
-      await c.close();
-      fx.cleanup();
-    },
+    close,
   };
 }
 
-export const textOf = (r: ToolResult): string =>
-  (r.content as { type: string; text?: string }[]).map((x) => x.text ?? '').join('\n');
+/** `startConsoleServer` for the tests of a describe block: every server started is closed after each test. */
+export function consoleServers(): (
+  opts?: Parameters<typeof startConsoleServer>[0],
+) => Promise<ConsoleServer> {
+  const started: ConsoleServer[] = [];
+  afterEach(async () => {
+    for (const s of started.splice(0)) await s.close();
+  });
+  return async (opts) => {
+    const s = await startConsoleServer(opts);
+    started.push(s);
+    return s;
+  };
+}
+
+export { textOf } from '../../helpers/text-of.js';

@@ -14,12 +14,18 @@ export interface SpawnedServer {
 }
 
 /** Runs the built binary (build first: `npx tsc -p tsconfig.build.json`). */
-export function spawnCli(args: string[], env: Record<string, string> = {}): SpawnedServer {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  /** A command the server runs under, e.g. `['prlimit', '--nofile=256']`. */
+  prefix: string[] = [],
+): SpawnedServer {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.build.json\` first`);
   const { SKILLS_MCP_TOKEN: _drop, ...inherited } = process.env;
   // Each server gets its own audit log unless the test names one: never the user's real log.
   const audit = join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
-  const proc = spawn(process.execPath, [CLI, ...args], {
+  const [command, ...rest] = [...prefix, process.execPath, CLI, ...args] as [string, ...string[]];
+  const proc = spawn(command, rest, {
     env: { ...inherited, SKILLS_MCP_AUDIT: audit, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import * as z from 'zod';
 import { ConfigSchema } from '../../../src/config/config-schema.js';
 import { silentLogger } from '../../../src/log.js';
 import { createSkillsServer } from '../../../src/mcp/create-server.js';
@@ -22,6 +23,8 @@ export interface StartedHttp {
   sessions: SessionInfo[];
   /** Sessions the transport reported ended (what `runner.endSession` would record), in order. */
   ended: { id: string; reason: string }[];
+  /** Answers every `hold` call made so far (see `StartOptions.hold`). */
+  release(): void;
   stop(): Promise<void>;
 }
 
@@ -31,6 +34,8 @@ export interface StartOptions {
   now?: () => number;
   allowedHosts?: string[];
   allowedOrigins?: string[];
+  /** Adds a `hold` tool that answers only once `release()` is called: a request kept in flight on purpose. */
+  hold?: boolean;
 }
 
 /** Copies the repo's skills to a temp folder. */
@@ -58,13 +63,26 @@ export async function startHttp(opts: StartOptions = {}): Promise<StartedHttp> {
     log,
     debounceMs: 50,
   });
+  let release!: () => void;
+  let held = new Promise<void>((r) => (release = r));
   const sessions: SessionInfo[] = [];
   const ended: { id: string; reason: string }[] = [];
   const http = await serveOverHttp({
     server: {
       build: (session) => {
         sessions.push(session);
-        return server.build(session);
+        const built = server.build(session);
+        if (opts.hold === true) {
+          built.registerTool(
+            'hold',
+            { description: 'Answers once the test releases it.', inputSchema: z.object({}) },
+            async () => {
+              await held;
+              return { content: [{ type: 'text', text: 'released' }] };
+            },
+          );
+        }
+        return built;
       },
       onChanged: (listener) => server.onChanged(listener),
     },
@@ -85,6 +103,10 @@ export async function startHttp(opts: StartOptions = {}): Promise<StartedHttp> {
     dir,
     sessions,
     ended,
+    release() {
+      release();
+      held = new Promise<void>((r) => (release = r));
+    },
     async stop() {
       watcher.close();
       await http.close({ force: true });

@@ -20,7 +20,8 @@ import type { ProbeResult, RunOptions, SandboxPlan, SandboxResult } from '../../
 import { tempDirs } from '../../sandbox/helpers.js';
 import { exists, hostNamespaces } from './host.js';
 
-export type Category = 'filesystem' | 'secrets' | 'network' | 'privilege' | 'resources' | 'adapter';
+export type Category =
+  'filesystem' | 'output' | 'secrets' | 'network' | 'privilege' | 'resources' | 'adapter';
 export type Outcome = 'blocked' | 'contained' | 'best-effort' | 'breach' | 'denied' | 'ok';
 
 export interface SecurityRow {
@@ -249,3 +250,19 @@ export const securityControl = (
     if (!(await fn(ctx))) throw new Error(`control ${meta.id}: the allowed variant did not work`);
     return { outcome: 'ok', note: 'allowed variant works' };
   });
+
+export interface SecuritySuite {
+  /** `securityCase` on this suite's harness. */
+  securityCase: (meta: CaseMeta, fn: (ctx: CaseContext) => Promise<Verdict>) => void;
+  /** `securityControl` on this suite's harness. */
+  securityControl: (meta: CaseMeta, fn: (ctx: CaseContext) => Promise<boolean>) => void;
+}
+
+/** One test file's harness (set up before its cases, torn down after) and the registrars bound to it. */
+export function securitySuite(): SecuritySuite {
+  const get = createHarness();
+  return {
+    securityCase: (meta, fn) => securityCase(get, meta, fn),
+    securityControl: (meta, fn) => securityControl(get, meta, fn),
+  };
+}

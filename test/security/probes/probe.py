@@ -214,7 +214,8 @@ def a_secret_scan(c):
             srcs[p] = read_head(p, 1 << 20)
         except OSError as e:
             srcs[p] = b""
-    return {"tokens": {k: tokens(v) for k, v in srcs.items()}, "pid1_cmdline": srcs["/proc/1/cmdline"].split(b"\0")[0].decode(errors="replace")}
+    return {"tokens": {k: tokens(v) for k, v in srcs.items()}, "pid1_is_self": os.getpid() == 1,
+            "pid1_cmdline": srcs["/proc/1/cmdline"].split(b"\0")[0].decode(errors="replace")}
 
 
 def a_fd_scan(c):
@@ -521,6 +522,240 @@ def a_flood(c):
 # --- adapter -----------------------------------------------------------------------------------
 def a_argv(c):
     return {"argv": sys.argv[1:]}
+
+
+# --- found past the first matrix ------------------------------------------------------------------
+def a_workspace_plant(c):
+    """Tries to leave code the host runs at its next `git`: .git/commondir indirection, a renamed and replaced
+    .git, a nested repository, a direnv file, a symlink into .git. Also writes one ordinary file."""
+    require_isolated("mnt", "pid", "uts")
+    w, cmd, res = c["workspace"], c["command"], {}
+    cfg = "[core]\n\trepositoryformatversion = 0\n\tfsmonitor = \"%s\"\n" % cmd
+
+    def repo(d):
+        for sub in ("objects", "refs/heads"):
+            os.makedirs(os.path.join(d, sub), exist_ok=True)
+        open(os.path.join(d, "HEAD"), "w").write("ref: refs/heads/main\n")
+        open(os.path.join(d, "config"), "w").write(cfg)
+
+    def evil_common():
+        repo(os.path.join(w, ".evil"))
+        open(os.path.join(w, ".git", "commondir"), "w").write("../.evil\n")
+
+    res["commondir"] = err(evil_common)
+    res["rename .git"] = err(lambda: os.rename(os.path.join(w, ".git"), os.path.join(w, ".git-orig")))
+    res["replace .git"] = err(lambda: repo(os.path.join(w, ".git")))
+    res["config in .git"] = err(lambda: open(os.path.join(w, ".git", "config"), "a").write(cfg))
+    res["nested repo"] = err(lambda: repo(os.path.join(w, "sub", ".git")))
+    res[".envrc"] = err(lambda: open(os.path.join(w, ".envrc"), "w").write(cmd + "\n"))
+    res["symlink to hooks"] = err(lambda: os.symlink(".git/hooks", os.path.join(w, "hooks")))
+    res["ordinary file"] = err(lambda: open(os.path.join(w, "applied.txt"), "w").write(c["token"]))
+    return {"results": res}
+
+
+def a_workspace_write(c):
+    """Writes `c["files"]` ({relative path: content}) into the workspace, making parent folders; reports errno
+    per path. What reaches the host is for the host side to judge."""
+    require_isolated("mnt", "pid", "uts")
+    w, res = c["workspace"], {}
+
+    def write(rel, data):
+        p = os.path.join(w, rel)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        with open(p, "w") as f:
+            f.write(data)
+
+    for rel, data in c["files"].items():
+        res[rel] = err(lambda: write(rel, data))
+    return {"results": res}
+
+
+def a_swap_on_kill(c):
+    """Survivors keep swapping workspace folders with links to `c["target"]` (a host folder the test made) while
+    pid 1 makes its own death slow (memory to tear down before the kernel kills the rest); the run then hits its
+    wall-clock limit. Where the server applies the copy or removes it before every process is gone, it follows a
+    link: it reads the target's `secret` into the workspace, or deletes the target's files."""
+    require_isolated("mnt", "pid", "uts")
+    w, target, n = c["workspace"], c["target"], c.get("dirs", 8)
+    for i in range(n):
+        d = os.path.join(w, "d%d" % i)
+        os.mkdir(d)
+        for name in ("secret", "victim"):
+            open(os.path.join(d, name), "w").write("copy")
+        os.symlink(target, os.path.join(w, "l%d" % i))
+    print("started", flush=True)
+    for k in range(4):
+        if os.fork() == 0:
+            os.close(0), os.close(1), os.close(2)
+            mine = [i for i in range(n) if i % 4 == k]
+            while True:
+                for i in mine:
+                    d, l, r = (os.path.join(w, "%s%d" % (p, i)) for p in ("d", "l", "r"))
+                    for a, b in ((d, r), (l, d), (d, l), (r, d)):
+                        err(lambda: os.rename(a, b))
+    big = bytearray(c.get("mib", 600) << 20)
+    for i in range(0, len(big), 4096):
+        big[i] = 1
+    time.sleep(1000)
+
+
+def a_workspace_deep(c):
+    """Nests folders in the workspace copy past PATH_MAX (changing into each one it makes), so that a server that
+    walks or removes the copy by full paths fails and leaves it on the host's disk. The first folder is named
+    `c["marker"]`."""
+    require_isolated("mnt", "pid", "uts")
+    os.chdir(c["workspace"])
+    os.mkdir(c["marker"])
+    os.chdir(c["marker"])
+    for i in range(24):
+        name = ("%02d" % i) + "d" * 240
+        os.mkdir(name)
+        os.chdir(name)
+    open("deep.txt", "w").write("deep")
+    return {"depth_bytes": len(os.getcwd())}
+
+
+def shellcode_x64():
+    """prctl(PR_SET_PDEATHSIG, 0); write(fd, &1, 8) for fd 3..31 (bwrap's init reports "exit 0" on its eventfd);
+    then pause() forever."""
+    head = bytes.fromhex("b89d000000" "bf01000000" "31f6" "0f05" "41bc03000000")
+    loop = bytes.fromhex("b801000000" "4489e7") + b"\x48\x8d\x35" + b"REL0" + bytes.fromhex(
+        "ba08000000" "0f05" "41ffc4" "4183fc20")
+    jl_len, hang = 2, bytes.fromhex("b822000000" "0f05")
+    body_len = len(head) + len(loop) + jl_len + len(hang) + 2
+    lea_end = len(head) + 5 + 3 + 3 + 4
+    loop = loop.replace(b"REL0", struct.pack("<i", body_len - lea_end))
+    jl = bytes([0x7C, (-(len(loop) + jl_len)) & 0xFF])
+    jmp = bytes([0xEB, (-(len(hang) + 2)) & 0xFF])
+    return head + loop + jl + hang + jmp + struct.pack("<Q", 1)
+
+
+def a_outlive(c):
+    """A child keeps writing into the output folder after the script returns. Where pid 1 is another process of
+    the same user (bwrap's init), its code is rewritten through /proc/1/mem so it reports an exit and stays."""
+    require_isolated("mnt", "pid", "uts")
+    res = {"pid1_is_me": os.getpid() == 1}
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            end = time.time() + 20
+            while time.time() < end:
+                with open(c["beat"], "a") as f:
+                    f.write(".")
+                time.sleep(0.05)
+        os._exit(0)
+    time.sleep(0.3)
+    res["clear own pdeathsig"] = sys_errno(157 if X64 else 167, 1, 0)
+    if os.getpid() != 1 and X64:
+        try:
+            fields = open("/proc/1/syscall").read().split()
+            pc = int(fields[-1], 16)
+            with open("/proc/1/mem", "r+b", buffering=0) as m:
+                m.seek(pc)
+                m.write(shellcode_x64())
+            res["pid1_rewritten"] = True
+        except (OSError, ValueError, IndexError) as e:
+            res["pid1_rewritten"] = getattr(e, "errno", None) or str(e)
+    print("started", flush=True)
+    if c.get("hang"):
+        time.sleep(30)  # bounded: a survivor must not outlive the test by much
+    return res
+
+
+SIOCGIFCONF = 0x8912
+
+
+def a_stdio_ioctl(c):
+    """Interface names the stdio fds reveal through socket ioctls (the fds' own network namespace)."""
+    res = {}
+    for fd in (0, 1, 2):
+        st = os.fstat(fd)
+        entry = {"socket": stat.S_ISSOCK(st.st_mode), "fifo": stat.S_ISFIFO(st.st_mode)}
+        buf = ctypes.create_string_buffer(40 * 64)
+        ifc = struct.pack("iL", len(buf), ctypes.addressof(buf))
+        arg = ctypes.create_string_buffer(ifc, len(ifc))
+        ctypes.set_errno(0)
+        r = LIBC.ioctl(fd, SIOCGIFCONF, arg)
+        if r == 0:
+            n = struct.unpack_from("i", arg.raw)[0]
+            entry["names"] = sorted({buf.raw[i:i + 16].split(b"\0")[0].decode("ascii", "replace")
+                                     for i in range(0, n, 40)})
+        else:
+            entry["errno"] = ctypes.get_errno()
+        res[str(fd)] = entry
+    return {"fds": res}
+
+
+def a_watch_host(c):
+    """Watches a read-only host folder for opens and reads by host processes (inotify), and tries fanotify."""
+    res = {"events": []}
+    ctypes.set_errno(0)
+    fd = LIBC.inotify_init1(os.O_NONBLOCK)
+    res["inotify_init1"] = 0 if fd >= 0 else ctypes.get_errno()
+    fa = sys_errno(300 if X64 else 262, 0x200 | 0x4, 0)  # FAN_REPORT_FID | FAN_CLASS_NOTIF
+    res["fanotify_init"] = fa
+    if fd >= 0:
+        wd = LIBC.inotify_add_watch(fd, c["dir"].encode(), 0x20 | 0x1)  # IN_OPEN | IN_ACCESS
+        res["add_watch"] = 0 if wd >= 0 else ctypes.get_errno()
+        end = time.time() + c.get("seconds", 3)
+        while time.time() < end:
+            try:
+                data = os.read(fd, 65536)
+            except BlockingIOError:
+                time.sleep(0.05)
+                continue
+            i = 0
+            while i + 16 <= len(data):
+                _wd, mask, _cookie, ln = struct.unpack_from("iIII", data, i)
+                name = data[i + 16:i + 16 + ln].split(b"\0")[0].decode("utf-8", "replace")
+                res["events"].append(name)
+                i += 16 + ln
+        res["events"] = sorted(set(res["events"]))
+    return res
+
+
+def a_hog(c):
+    """Takes as many per-user kernel objects as it can (inotify instances, pseudo-terminals) and holds them."""
+    got, fds = {"inotify": 0, "pty": 0}, []
+    errs = {}
+    for _ in range(c.get("max", 256)):
+        ctypes.set_errno(0)
+        fd = LIBC.inotify_init1(0)
+        if fd < 0:
+            errs["inotify"] = ctypes.get_errno()
+            break
+        fds.append(fd)
+        got["inotify"] += 1
+    for _ in range(min(c.get("max", 256), 64)):
+        try:
+            fds.append(os.open("/dev/ptmx", os.O_RDWR | os.O_NOCTTY))
+            got["pty"] += 1
+        except OSError as e:
+            errs["pty"] = e.errno
+            break
+    print("holding", flush=True)
+    time.sleep(c.get("hold", 0))
+    return {"got": got, "errno": errs}
+
+
+def a_new_syscalls(c):
+    """Syscalls the first filter did not know: each must be refused (EPERM or ENOSYS)."""
+    cs = ctypes.c_char_p
+    buf = ctypes.create_string_buffer(64)
+    pid = os.getpid()
+    res = {
+        "open_tree_attr": sys_errno(467, -100, cs(b"/tmp"), 0, None, 0),
+        "statmount": sys_errno(457, None, None, 0, 0),
+        "listmount": sys_errno(458, None, None, 0, 0),
+        "fanotify_init": sys_errno(300 if X64 else 262, 0x200 | 0x4, 0),
+        "memfd_secret": sys_errno(447, 0),
+        "kcmp": sys_errno(312 if X64 else 272, pid, pid, 0, 0, 0),
+        "personality(ADDR_NO_RANDOMIZE)": sys_errno(135 if X64 else 92, 0x0040000),
+        "unknown 471": sys_errno(471, 0, 0, 0),
+    }
+    if X64:
+        res["modify_ldt"] = sys_errno(154, 0, buf, 16)
+    return {"results": res}
 
 
 def a_touch(c):

@@ -1,0 +1,64 @@
+// Runs the bundled CLI (dist/cli.cjs and its chunks) through V8's code cache. Copied to dist/load-bundle.mjs by
+// scripts/bundle.mjs; dist/cli.js calls loadBundle().
+//
+// Most of a start-up used to be V8 compiling ~1.3 MB of JavaScript (the MCP SDK, zod, pino and the server) and then
+// compiling again each function the first time it ran. The build runs the server once and saves, next to each file it
+// loaded, the bytecode V8 made for it (`<file>.cache`); a later start hands that back to V8 instead of compiling.
+// V8 checks each cache against the source, its own version and its flags and ignores a cache that does not match
+// (another Node version, a rebuilt file): the code then compiles as usual, only slower. The caches are written by
+// the build into the package's own folder and never at run time.
+//
+// Each file is evaluated as a CommonJS module, like Node's loader does: relative requires between bundle files go
+// through this loader (and its cache), every other one (node: built-ins, native addons, packages left outside the
+// bundle) through Node's require.
+import { readFileSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Script } from 'node:vm';
+
+/**
+ * Loads dist/cli.cjs. With `writeCache`, saves the code cache of every bundle file at process exit (the build's
+ * warm-up run); otherwise reads them.
+ */
+export function loadBundle({ writeCache = false } = {}) {
+  const dist = dirname(fileURLToPath(import.meta.url));
+  const nodeRequire = createRequire(import.meta.url);
+  const modules = new Map();
+  const scripts = [];
+  const load = (file) => {
+    const loaded = modules.get(file);
+    if (loaded !== undefined) return loaded.exports;
+    const module = { exports: {} };
+    modules.set(file, module);
+    const script = compileBundleFile(file, writeCache ? undefined : readCache(file));
+    if (writeCache) scripts.push({ file, script });
+    const dir = dirname(file);
+    const require = (id) => (id.startsWith('.') ? load(join(dir, id)) : nodeRequire(id));
+    script.runInThisContext().call(module.exports, module.exports, require, module, file, dir);
+    return module.exports;
+  };
+  if (writeCache) {
+    process.once('exit', () => {
+      for (const { file, script } of scripts) writeFileSync(`${file}.cache`, script.createCachedData());
+    });
+  }
+  return load(join(dist, 'cli.cjs'));
+}
+
+/** Compiles one bundle file as a CommonJS module wrapper, with its code cache when given one. */
+export function compileBundleFile(file, cachedData) {
+  // A bundle file is ESM turned into CommonJS: strict, like the module it came from.
+  const source = readFileSync(file, 'utf8').replace(/^#!/, '//');
+  const wrapped = `(function (exports, require, module, __filename, __dirname) {'use strict';${source}\n})`;
+  return new Script(wrapped, { filename: file, cachedData });
+}
+
+/** The code cache the build wrote next to a bundle file, if any. */
+export function readCache(file) {
+  try {
+    return readFileSync(`${file}.cache`);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,218 @@
+import { createHash } from 'node:crypto';
+import { readFileSync, realpathSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { parse as parseToml } from './parse-pep723.js';
+import { SkillsError } from '../errors.js';
+import { hashBundle } from '../skills/bundle-hash.js';
+import { isInside } from '../skills/list-skill-files.js';
+
+/** Operator overrides for one skill (`dependencies.skills.<name>` in skills-mcp.yaml). */
+export interface EnvOverride {
+  python?: readonly string[] | undefined;
+  node?: readonly string[] | undefined;
+}
+
+/** What a skill's environment holds, normalized: the same declarations always give the same spec. */
+export interface EnvSpec {
+  /** Python requirement lines (PEP 508), trimmed, de-duplicated, sorted. Empty: no Python packages. */
+  python: string[];
+  /** Node dependencies, name → version range, sorted by name. Empty: no Node packages. */
+  node: Record<string, string>;
+  /** sha256 of the skill's package-lock.json, when there is one (then installs follow it). */
+  nodeLock?: string;
+  /** sha256 of the content of each `file:` Node dependency (a tarball or folder of the skill), by its spec. */
+  nodeFiles?: Record<string, string>;
+  /** Where the declarations came from (skill-relative paths, or `skills-mcp.yaml`). */
+  sources: string[];
+}
+
+const MAX_BYTES = 256 * 1024;
+/**
+ * A named requirement: name, extras, version specifiers, an environment marker. No `@` (direct URL or path
+ * references), no `:` or `/`, no backslash (pip joins continued lines), and no option (` -…`: pip honours some
+ * options written after a requirement, e.g. `--global-option`), checked separately.
+ */
+const REQUIREMENT =
+  /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._, -]*\])?[ ]*(?:[(<>=!~][A-Za-z0-9.*+!<>=~, ()_-]*)?(?:;[A-Za-z0-9_.<>=!~"' (),*+-]*)?$/;
+/** npm package names (scoped or not). */
+const NODE_NAME = /^(?:@[a-z0-9][a-z0-9._~-]{0,100}\/)?[a-z0-9_][a-z0-9._~-]{0,213}$/i;
+/** Registry ranges and dist-tags (`^1.2`, `>=1 <2`, `1.x || 2`, `latest`): no URL, path, git or alias. */
+const NODE_RANGE = /^[A-Za-z0-9 .*^~<>=|+-]{1,100}$/;
+/** A `file:` dependency: a relative path (checked to stay inside the skill). */
+const FILE_PATH = /^[A-Za-z0-9_.-][A-Za-z0-9_./-]{0,199}$/;
+
+/**
+ * A declaration file of the skill, or undefined when absent or too big. Read only through the skill folder: a
+ * link that leaves it (e.g. `requirements.txt -> /root/.ssh/id_rsa`) is refused, never read.
+ */
+export function readDeclaration(dir: string, rel: string, what: 'text'): string | undefined;
+export function readDeclaration(dir: string, rel: string, what: 'bytes'): Buffer | undefined;
+export function readDeclaration(
+  dir: string,
+  rel: string,
+  what: 'text' | 'bytes',
+): string | Buffer | undefined {
+  let real: string;
+  try {
+    real = realpathSync(join(dir, rel));
+  } catch {
+    return undefined;
+  }
+  if (!isInside(realpathSync(dir), real)) {
+    throw new SkillsError('ENV_SPEC_INVALID', `${rel} leaves the skill folder (a link); it is not read`, {
+      hint: 'Declarations must be files of the skill itself.',
+    });
+  }
+  if (!statSync(real).isFile()) return undefined;
+  const buf = readFileSync(real);
+  if (buf.length > MAX_BYTES) return undefined;
+  return what === 'text' ? buf.toString('utf8') : buf;
+}
+
+const read = (dir: string, rel: string): string | undefined => readDeclaration(dir, rel, 'text');
+
+const refuse = (where: string, line: string, why: string) =>
+  new SkillsError('ENV_SPEC_INVALID', `${where}: "${line.slice(0, 120)}" ${why}`, {
+    hint: 'List one package per line (e.g. `pypdf>=4`). Index, find-links and `-r`/`-e` options belong to the operator (pip configuration), not to a skill.',
+  });
+
+/** Requirement lines of a requirements.txt: comments and blank lines dropped; options refused. */
+export function parseRequirements(text: string, where: string): string[] {
+  const out: string[] = [];
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.replace(/(^|\s)#.*$/, '').trim();
+    if (line === '') continue;
+    if (line.startsWith('-') || /\s-/.test(line))
+      throw refuse(where, line, 'is or holds a pip option; only package requirements are read');
+    if (/[@:/\\]/.test(line) || line.startsWith('.'))
+      throw refuse(
+        where,
+        line,
+        'is a URL or path; only named packages from the operator’s index are installed',
+      );
+    if (!REQUIREMENT.test(line)) throw refuse(where, line, 'is not a package requirement');
+    out.push(line.replace(/\s+/g, ' '));
+  }
+  return out;
+}
+
+/** `dependencies` of a PEP 723 `# /// script` block, or undefined when the file has none. */
+export function pep723Dependencies(source: string, where: string): string[] | undefined {
+  const m = /^# \/\/\/ script\s*$([\s\S]*?)^# \/\/\/\s*$/m.exec(source);
+  if (m === null) return undefined;
+  const toml = (m[1] ?? '')
+    .split('\n')
+    .filter((l) => l.trim() !== '')
+    .map((l) => (l.startsWith('# ') ? l.slice(2) : l === '#' ? '' : l))
+    .join('\n');
+  const deps = parseToml(toml, where).dependencies ?? [];
+  return parseRequirements(deps.join('\n'), where);
+}
+
+/** A Node dependency the skill may declare: a registry range, or `file:` a tarball or folder inside the skill. */
+function checkNode(name: string, range: string, where: string): string {
+  if (!NODE_NAME.test(name)) throw refuse(where, name, 'is not an npm package name');
+  if (range.startsWith('file:')) {
+    const p = range.slice('file:'.length);
+    if (!FILE_PATH.test(p) || p.split('/').includes('..'))
+      throw refuse(where, `${name}: ${range}`, 'must be a path inside the skill folder (file:vendor/x.tgz)');
+    return range;
+  }
+  if (!NODE_RANGE.test(range))
+    throw refuse(
+      where,
+      `${name}: ${range}`,
+      'is not a version range; URLs, git, links, aliases and paths outside the skill are not installed',
+    );
+  return range;
+}
+
+/** sha256 of a `file:` dependency's content (a tarball, or a folder hashed like a skill bundle). */
+function fileDependencySha256(dir: string, rel: string): string {
+  let real: string;
+  try {
+    real = realpathSync(join(dir, rel));
+  } catch {
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} does not exist`);
+  }
+  if (!isInside(realpathSync(dir), real))
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} leaves the skill folder`);
+  return statSync(real).isDirectory()
+    ? hashBundle(real).sha256
+    : createHash('sha256').update(readFileSync(real)).digest('hex');
+}
+
+const sortedUnique = (xs: readonly string[]) => [...new Set(xs)].sort();
+
+/**
+ * The environment a skill declares: `requirements.txt` (skill root or `scripts/`), PEP 723 blocks of its Python
+ * scripts, `package.json` dependencies (+ `package-lock.json`), plus the operator's override. One environment per
+ * skill: PEP 723 blocks of several scripts are merged. Throws ENV_SPEC_INVALID for declarations it will not install.
+ */
+export function readEnvSpec(
+  dir: string,
+  files: readonly { path: string }[],
+  override: EnvOverride = {},
+  sha256 = (s: string) => s,
+): EnvSpec {
+  const python: string[] = [];
+  const sources: string[] = [];
+  for (const rel of ['requirements.txt', 'scripts/requirements.txt']) {
+    const text = read(dir, rel);
+    if (text === undefined) continue;
+    python.push(...parseRequirements(text, rel));
+    sources.push(rel);
+  }
+  for (const f of files) {
+    if (!f.path.endsWith('.py')) continue;
+    const text = read(dir, f.path);
+    if (text === undefined || !text.includes('# /// script')) continue;
+    const deps = pep723Dependencies(text, f.path);
+    if (deps === undefined) continue;
+    python.push(...deps);
+    sources.push(f.path);
+  }
+  const node: Record<string, string> = {};
+  let nodeLock: string | undefined;
+  const pkg = read(dir, 'package.json');
+  if (pkg !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(pkg);
+    } catch (cause) {
+      throw new SkillsError('ENV_SPEC_INVALID', 'package.json is not valid JSON', { cause });
+    }
+    const deps = (parsed as { dependencies?: unknown }).dependencies;
+    if (typeof deps === 'object' && deps !== null) {
+      for (const [k, v] of Object.entries(deps))
+        if (typeof v === 'string') node[k] = checkNode(k, v, 'package.json');
+      if (Object.keys(node).length > 0) sources.push('package.json');
+      const lock = read(dir, 'package-lock.json');
+      if (lock !== undefined && Object.keys(node).length > 0) {
+        nodeLock = sha256(lock);
+        sources.push('package-lock.json');
+      }
+    }
+  }
+  if (override.python !== undefined || override.node !== undefined) sources.push('skills-mcp.yaml');
+  python.push(...parseRequirements((override.python ?? []).join('\n'), 'skills-mcp.yaml'));
+  for (const n of override.node ?? []) {
+    const at = n.lastIndexOf('@');
+    if (at > 0) node[n.slice(0, at)] = checkNode(n.slice(0, at), n.slice(at + 1), 'skills-mcp.yaml');
+    else node[n] = checkNode(n, '*', 'skills-mcp.yaml');
+  }
+  const sortedNode = Object.fromEntries(Object.entries(node).sort(([a], [b]) => (a < b ? -1 : 1)));
+  // Two skills may both say `file:vendor/x.tgz`: the content, not the words, identifies the environment.
+  const nodeFiles: Record<string, string> = {};
+  for (const range of Object.values(sortedNode))
+    if (range.startsWith('file:')) nodeFiles[range] = fileDependencySha256(dir, range.slice('file:'.length));
+  return {
+    python: sortedUnique(python),
+    node: sortedNode,
+    ...(nodeLock === undefined ? {} : { nodeLock }),
+    ...(Object.keys(nodeFiles).length === 0 ? {} : { nodeFiles }),
+    sources,
+  };
+}
+
+export const isEmptySpec = (s: EnvSpec): boolean => s.python.length === 0 && Object.keys(s.node).length === 0;

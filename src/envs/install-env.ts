@@ -1,0 +1,238 @@
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import { SkillsError } from '../errors.js';
+import type { Logger } from '../log.js';
+import type { Sandbox } from '../sandbox/create-sandbox.js';
+import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
+import type { SandboxPlan } from '../sandbox/types.js';
+import { readDeclaration, type EnvSpec } from './env-spec.js';
+import { envDir, readManifest, removeTree, type EnvManifest } from './env-store.js';
+import { credentialsIn, withoutCredentials, type PipSettings } from './pip-config.js';
+import { installedNodePackages, installedPythonDists } from './installed-packages.js';
+import { sealTree } from './seal-tree.js';
+import { treeBytes } from './tree-bytes.js';
+
+/** How often the size of a build is checked while its installer runs. */
+const SIZE_CHECK_MS = 250;
+
+export interface InstallDeps {
+  sandbox: Sandbox;
+  /** The `install` sandbox profile. */
+  profile: Profile;
+  pip: PipSettings;
+  allowSource: boolean;
+  envsDir: string;
+  log: Logger;
+  /** Skill folder (for `file:` Node dependencies written relative to it). */
+  skillDir: string;
+  /** Largest the folder being built may grow (bytes); an install past it is stopped. */
+  maxBytes: number;
+  /** Longest the whole install may take (ms); a longer one is stopped. */
+  timeoutMs: number;
+  /** Owner of a sealed environment: the server when root. */
+  owner?: { uid: number; gid: number };
+  now?: () => Date;
+}
+
+/** The commands an install runs, shown in the approval form and by `skills-mcp deps install`. */
+export function installCommands(spec: EnvSpec, allowSource: boolean): string[] {
+  const out: string[] = [];
+  if (spec.python.length > 0)
+    out.push(
+      `pip install --target <env>/python ${allowSource ? '' : '--only-binary=:all: '}${spec.python.join(' ')}`,
+    );
+  const node = Object.entries(spec.node).map(([k, v]) => `${k}@${v}`);
+  if (node.length > 0)
+    out.push(
+      `npm ${spec.nodeLock === undefined ? 'install' : 'ci'}${allowSource ? '' : ' --ignore-scripts'} ${node.join(' ')}`,
+    );
+  return out;
+}
+
+/** Node `file:` dependencies as absolute paths (the generated package.json lives elsewhere), plus what to mount. */
+function nodeDependencies(
+  spec: EnvSpec,
+  skillDir: string,
+): { deps: Record<string, string>; mounts: string[] } {
+  const deps: Record<string, string> = {};
+  const mounts: string[] = [];
+  for (const [name, range] of Object.entries(spec.node)) {
+    if (!range.startsWith('file:')) {
+      deps[name] = range;
+      continue;
+    }
+    const p = range.slice('file:'.length);
+    const abs = isAbsolute(p) ? p : resolve(skillDir, p);
+    if (!existsSync(abs))
+      throw new SkillsError('ENV_SPEC_INVALID', `dependency ${name}: ${range} does not exist`);
+    deps[name] = `file:${abs}`;
+    mounts.push(abs);
+  }
+  return { deps, mounts };
+}
+
+/** The skill's package.json or lock file for `npm ci`, read inside the skill; the lock must be the approved one. */
+function lockedFile(skillDir: string, f: string, spec: EnvSpec): Buffer {
+  const data = readDeclaration(skillDir, f, 'bytes');
+  if (data === undefined) throw new SkillsError('ENV_SPEC_INVALID', `${f} is missing`);
+  if (f === 'package-lock.json' && createHash('sha256').update(data).digest('hex') !== spec.nodeLock)
+    throw new SkillsError('STALE_BINDING', 'package-lock.json changed after the environment was approved', {
+      hint: 'Nothing was installed. Call the tool again so the new environment can be reviewed.',
+    });
+  return data;
+}
+
+/**
+ * Builds environment `id` for `spec` inside the sandbox (the `install` profile: network, writable only the new
+ * folder), then seals it and renames it into place. Binary wheels only and npm scripts ignored unless `allowSource`.
+ * A crash or failure leaves at most a `skills-mcp-out-*` folder that is never used (`skills-mcp deps prune` removes
+ * it). An install that grows the folder past `maxBytes` (checked while it runs, and once more after) or runs past
+ * `timeoutMs` is stopped and removed. Returns the manifest; an environment someone else finished meanwhile is
+ * reused.
+ */
+export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Promise<EnvManifest> {
+  const existing = readManifest(d.envsDir, id);
+  if (existing !== undefined) return existing;
+  mkdirSync(d.envsDir, { recursive: true, mode: 0o755 });
+  const build = await d.sandbox.createOutputDir(d.envsDir);
+  const work = join(build, 'files');
+  const credentials = credentialsIn(d.pip.env);
+  const tailOf = (b: Buffer) => withoutCredentials(b.toString('utf8'), credentials).slice(-1500);
+  const deadline = Date.now() + d.timeoutMs;
+  const mib = Math.round(d.maxBytes / 1024 / 1024);
+  try {
+    const limits = profileLimits(d.profile);
+    const base: Omit<SandboxPlan, 'argv' | 'readOnlyPaths'> = {
+      cwd: build,
+      env: { HOME: '/tmp', TMPDIR: '/tmp', ...d.pip.env },
+      writablePaths: [build],
+      network: d.profile.network,
+      limits,
+      profile: d.profile.name,
+      sandbox: 'required',
+    };
+    const run = async (what: string, plan: SandboxPlan) => {
+      d.log.info({ env: id.slice(0, 12), what }, 'environment install step');
+      const tooBig = new AbortController();
+      const check = () => {
+        if (treeBytes(build, d.maxBytes) > d.maxBytes) tooBig.abort();
+      };
+      const timer = setInterval(check, SIZE_CHECK_MS);
+      const left = Math.max(100, Math.min(deadline - Date.now(), 3_600_000));
+      let r: Awaited<ReturnType<Sandbox['run']>>;
+      try {
+        r = await d.sandbox.run(
+          { ...plan, limits: { ...plan.limits, wallTimeMs: left } },
+          { signal: tooBig.signal },
+        );
+      } finally {
+        clearInterval(timer);
+      }
+      if (!tooBig.signal.aborted) check();
+      if (tooBig.signal.aborted)
+        throw new SkillsError(
+          'ENV_INSTALL_FAILED',
+          `installing the skill environment failed (${what}): it grew past ${mib} MiB`,
+          {
+            hint: `Nothing of it was kept. Raise \`dependencies.max_size_mib\` in skills-mcp.yaml if the packages really need more room.`,
+          },
+        );
+      if (r.timedOut)
+        throw new SkillsError(
+          'ENV_INSTALL_FAILED',
+          `installing the skill environment failed (${what}): it ran past ${Math.round(d.timeoutMs / 1000)} s`,
+          {
+            hint: `Nothing of it was kept. Raise \`dependencies.timeout_seconds\` in skills-mcp.yaml if the install really needs longer.`,
+          },
+        );
+      if (r.exitCode !== 0) {
+        const refusedSource = /no matching distribution|only-binary|Could not find a version/i.test(
+          r.stderr.toString(),
+        );
+        throw new SkillsError(
+          'ENV_INSTALL_FAILED',
+          `installing the skill environment failed (${what}, exit ${r.exitCode ?? r.signal})`,
+          {
+            hint: `${refusedSource && !d.allowSource ? 'Only binary wheels are installed by default; a package available only as source (sdist) needs `dependencies.allow_source: true` in skills-mcp.yaml. ' : ''}Installer output (end):\n${tailOf(r.stderr)}`,
+          },
+        );
+      }
+    };
+    if (spec.python.length > 0) {
+      const req = join(work, 'requirements.txt');
+      writeFileSync(req, `${spec.python.join('\n')}\n`, { mode: 0o644 });
+      await run('pip', {
+        ...base,
+        argv: [
+          'python3',
+          '-m',
+          'pip',
+          'install',
+          '--no-input',
+          '--disable-pip-version-check',
+          '--no-cache-dir',
+          '--no-warn-script-location',
+          '--target',
+          join(build, 'python'),
+          ...(d.allowSource ? [] : ['--only-binary=:all:']),
+          '-r',
+          req,
+        ],
+        readOnlyPaths: d.pip.mounts,
+      });
+    }
+    if (Object.keys(spec.node).length > 0) {
+      // With a lock file: the skill's package.json and lock, verbatim (`npm ci`). Else a package.json of the spec.
+      const ci = spec.nodeLock !== undefined;
+      const { deps, mounts } = ci ? { deps: {}, mounts: [] } : nodeDependencies(spec, d.skillDir);
+      const files: [string, string | Buffer][] = ci
+        ? ['package.json', 'package-lock.json'].map((f) => [f, lockedFile(d.skillDir, f, spec)])
+        : [['package.json', JSON.stringify({ name: 'skill-env', private: true, dependencies: deps })]];
+      for (const [f, data] of files) writeFileSync(join(work, f), data, { mode: 0o644 });
+      await run('npm', {
+        ...base,
+        env: { ...base.env, npm_config_cache: '/tmp/npm-cache', npm_config_update_notifier: 'false' },
+        cwd: work,
+        argv: [
+          'npm',
+          ci ? 'ci' : 'install',
+          '--no-audit',
+          '--no-fund',
+          '--omit=dev',
+          '--no-save',
+          '--no-package-lock',
+          ...(d.allowSource ? [] : ['--ignore-scripts']),
+        ],
+        readOnlyPaths: mounts,
+      });
+      renameSync(work, join(build, 'node'));
+    } else {
+      removeTree(work);
+    }
+    const manifest: EnvManifest = {
+      id,
+      spec,
+      installed: [
+        ...installedPythonDists(join(build, 'python')),
+        ...installedNodePackages(join(build, 'node')),
+      ],
+      built: (d.now ?? (() => new Date()))().toISOString(),
+    };
+    for (const e of readdirSync(build)) if (!['python', 'node'].includes(e)) removeTree(join(build, e));
+    writeFileSync(join(build, 'env.json'), JSON.stringify(manifest, null, 2), { mode: 0o444 });
+    sealTree(build, d.owner);
+    try {
+      renameSync(build, envDir(d.envsDir, id));
+    } catch (e) {
+      const done = readManifest(d.envsDir, id);
+      if (done === undefined) throw e;
+      removeTree(build);
+      return done;
+    }
+    return manifest;
+  } catch (e) {
+    if (existsSync(build)) removeTree(build);
+    throw e;
+  }
+}

@@ -1,0 +1,65 @@
+import { randomUUID } from 'node:crypto';
+import { principalDigest } from '../audit/principal-digest.js';
+import { createSessionState, type SessionState } from '../gate/index.js';
+import type { RunnerDeps } from './runner-types.js';
+import type { SessionInfo } from './session.js';
+
+/** A session the runner has seen: its identity and its gate state (grants, denials, aborts, loop guard). */
+export interface LiveSession {
+  info: SessionInfo;
+  /**
+   * The id its events are recorded under: `info.id`, unless the audit log already holds an ended session of that
+   * id (a modern-era HTTP principal, whose id is stable, after a restart): then a new audit session,
+   * `<id>.<random>`, continues it.
+   */
+  auditId: string;
+  gate: SessionState;
+}
+
+export interface LiveSessions {
+  /** The session's audit record and gate state, started on its first call (gate state rebuilt from the log). */
+  get(info: SessionInfo): Promise<LiveSession>;
+  /** Forgets the session; returns it when it had been started. */
+  forget(sessionId: string): Promise<LiveSession> | undefined;
+}
+
+export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | 'version'>): LiveSessions {
+  const sessions = new Map<string, Promise<LiveSession>>();
+  const get = (info: SessionInfo): Promise<LiveSession> => {
+    let s = sessions.get(info.id);
+    if (s === undefined) {
+      s = deps.audit().then(async (audit) => {
+        const state = audit.sessionState(info.id);
+        const auditId = state.exists && !state.open ? `${info.id}.${randomUUID()}` : info.id;
+        if (auditId !== info.id || !state.exists) {
+          const principal =
+            info.principal === undefined ? {} : { principal_sha256: principalDigest(info.principal) };
+          // Sessions that start together (clients connecting at once) share one commit.
+          await audit.startSessionAsync(
+            { transport: info.transport, server_version: deps.version, ...principal },
+            { sessionId: auditId },
+          );
+        }
+        // A stop recorded before a restart still holds for the same principal; grants do not carry over.
+        const past = [
+          ...(auditId === info.id ? [] : audit.sessionEvents(info.id, ['session_aborted'])),
+          ...audit.sessionEvents(auditId, ['approval_decided', 'loop_guard_tripped', 'session_aborted']),
+        ];
+        return {
+          info,
+          auditId,
+          gate: createSessionState({ loopGuard: deps.config.approval.loop_guard }, past),
+        };
+      });
+      sessions.set(info.id, s);
+      s.catch(() => sessions.delete(info.id));
+    }
+    return s;
+  };
+  const forget = (sessionId: string) => {
+    const s = sessions.get(sessionId);
+    sessions.delete(sessionId);
+    return s;
+  };
+  return { get, forget };
+}

@@ -1,0 +1,38 @@
+import { randomUUID } from 'node:crypto';
+import type { AuditStore } from '../audit/audit-store.js';
+import type { SkillsError } from '../errors.js';
+import { checkRelativePath } from '../skills/resolve-skill-path.js';
+import { finishedEvent } from './call-events.js';
+import type { CallRequest } from './prepare-call.js';
+import { safeSummary } from './safe-summary.js';
+
+/** Records a call refused before it was bound (bad arguments, unknown script): requested and finished as invalid. */
+export function recordInvalid(
+  audit: AuditStore,
+  sessionId: string,
+  req: CallRequest,
+  e: SkillsError,
+): string {
+  let script: string | undefined;
+  try {
+    script = req.script === undefined ? req.skill.entryPoint : checkRelativePath(req.script);
+  } catch {
+    script = undefined;
+  }
+  const callId = randomUUID();
+  const payload = {
+    tool: req.tool,
+    skill: req.skill.name,
+    ...(script === undefined ? {} : { script }),
+    ...safeSummary(req.input),
+    bundle_sha256: null,
+    approval_key: null,
+    valid: false,
+    error_code: e.code,
+  };
+  audit.appendMany([
+    { type: 'tool_call_requested', sessionId, callId, payload },
+    finishedEvent(sessionId, callId, 'invalid', { code: e.code }),
+  ]);
+  return callId;
+}

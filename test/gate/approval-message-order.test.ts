@@ -1,0 +1,31 @@
+import { describe, expect, it } from 'vitest';
+import { approvalMessage, type ApprovalView } from '../../src/gate/approval-message.js';
+import { summarizeInput } from '../../src/gate/index.js';
+
+const view = (argv: string[]): ApprovalView => ({
+  skill: 'echo',
+  script: 'scripts/main.py',
+  bundleSha256: 'a'.repeat(64),
+  runner: 'python3',
+  callId: 'c0ffee00-1111-2222-3333-444455556666',
+  argv,
+  input: {},
+  secretNames: [],
+  fullInput: 'see the console',
+  inputSummary: summarizeInput({}),
+  sandbox: { profile: 'default', enforced: true, network: 'none', writablePaths: ['/runs/<new>'] },
+  risk: { level: 'low', code: 'none', findings: [] },
+  policy: { decision: 'ask', rule: 'mode' },
+});
+
+describe('a crowded approval message', () => {
+  it('puts sandbox, risk and policy before 60 long arguments, and counts the arguments it leaves out', () => {
+    const message = approvalMessage(view(Array.from({ length: 60 }, (_, i) => `${i}`.padEnd(80, 'x'))));
+    const lines = message.split('\n');
+    expect(lines.findIndex((l) => l.startsWith('Sandbox:'))).toBeLessThan(4);
+    expect(lines.findIndex((l) => l.startsWith('Risk:'))).toBeLessThan(5);
+    expect(message.indexOf('Policy:')).toBeLessThan(message.indexOf('Command:'));
+    expect(message).toContain('and 48 more arguments');
+    expect(message.length).toBeLessThan(2500);
+  });
+});
