@@ -4,6 +4,7 @@ import type { SkillsServer } from '../mcp/create-server.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Catalog } from '../skills/catalog.js';
 import type { CliIo } from './io.js';
+import type { StopSignals } from './stop-signals.js';
 
 /** What `serve` has set up before a transport takes over. */
 export interface ServeContext {
@@ -15,4 +16,6 @@ export interface ServeContext {
   version: string;
   /** The gated-call pipeline: end a session's audit record when its connection ends. */
   runner: Runner;
+  /** SIGINT/SIGTERM, listened for since before start-up: the transport sets what a signal does. */
+  signals: StopSignals;
 }

@@ -83,22 +83,16 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
     `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over Streamable HTTP at ${serving.url}\n` +
       `Health check: ${serving.url.replace(/\/mcp$/, '/healthz')}. Press Ctrl+C to stop.\n`,
   );
-  let signals = 0;
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((r) => (resolveStopped = r));
-  const stop = (signal: string) => {
-    signals++;
-    log.info({ signal, force: signals > 1 }, 'stopping');
+  ctx.signals.onSignal((signal, count) => {
+    log.info({ signal, force: count > 1 }, 'stopping');
     serving
-      .close({ force: signals > 1, reason: 'signal' })
+      .close({ force: count > 1, reason: 'signal' })
       .catch((err: unknown) => log.error({ err }, 'error while stopping'))
       .finally(resolveStopped);
-  };
-  process.on('SIGINT', stop);
-  process.on('SIGTERM', stop);
+  });
   await stopped;
-  process.off('SIGINT', stop);
-  process.off('SIGTERM', stop);
   log.info('stopped');
   return 0;
 }

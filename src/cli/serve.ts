@@ -14,6 +14,7 @@ import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { packageVersion } from '../package-root.js';
+import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 
 export const SERVE_OPTIONS = {
   skills: { type: 'string', multiple: true },
@@ -39,6 +40,20 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     io.err(`${HELP.serve}\n`);
     return 0;
   }
+  const signals = listenForStopSignals();
+  try {
+    return await serve(values, io, stdin, signals);
+  } finally {
+    signals.dispose();
+  }
+}
+
+async function serve(
+  values: ReturnType<typeof parseArgs<{ options: typeof SERVE_OPTIONS }>>['values'],
+  io: CliIo,
+  stdin: NodeJS.ReadableStream,
+  signals: StopSignals,
+): Promise<ExitCode> {
   const flags = defined({
     skills: values.skills,
     tools: values.tools,
@@ -129,6 +144,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
     catalog: () => catalog,
     version,
     runner: services.runner,
+    signals,
   };
   try {
     // The HTTP stack (and the web globals it pulls in) loads only when serving HTTP.
@@ -160,21 +176,23 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
     );
   }
   let signalled = false;
-  const stop = (signal: string) => {
+  ctx.signals.onSignal((signal, count) => {
+    if (count > 1) {
+      // A second signal while stopping ends the process at once, as the signal's default action does.
+      ctx.signals.dispose();
+      process.kill(process.pid, signal);
+      return;
+    }
     log.info({ signal }, 'stopping');
     signalled = true;
     void serving.close();
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
+  });
   log.info({ transport: 'stdio' }, 'ready');
   const end = await serving.closed;
   const failure = end.reason === 'transport_failed' && !signalled ? end.error : undefined;
   await ctx.runner
     .endSession(session, signalled ? 'signal' : failure !== undefined ? 'error' : 'client_closed')
     .catch((err: unknown) => log.error({ err }, 'could not end the audit session'));
-  process.off('SIGINT', stop);
-  process.off('SIGTERM', stop);
   if (failure !== undefined) {
     // A host that loses its server should learn why: a failed transport is an error exit, never a clean one.
     log.error({ err: failure }, 'stdio transport failed');
