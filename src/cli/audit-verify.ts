@@ -5,6 +5,7 @@ import type { AuditStore } from '../audit/audit-store.js';
 import { checkAnchors, type AnchorCheck } from '../audit/check-anchors.js';
 import { ANCHOR_FIX } from '../audit/start-anchoring.js';
 import { isSkillsError } from '../errors.js';
+import type { VerifyResult } from '../audit/types.js';
 import type { CliIo, ExitCode } from './io.js';
 
 export interface AnchorPaths {
@@ -19,7 +20,8 @@ const show = (v: unknown) => (v === undefined ? '(no row)' : JSON.stringify(v));
 // the screen (JSON.stringify leaves DEL, C1 controls and line/paragraph separators as they are).
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this must catch
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const printable = (text: string) =>
+/** Text from the database made safe for a terminal: control characters as `\\uXXXX`. */
+export const printable = (text: string) =>
   text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const iso = (ts: number) => new Date(ts).toISOString();
 
@@ -64,14 +66,7 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
     );
     return ok ? 0 : 1;
   }
-  const out: string[] = [];
-  if (chain.ok)
-    out.push(`chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`);
-  else {
-    out.push(
-      `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`,
-    );
-  }
+  const out: string[] = [describeChain(chain)];
   out.push(...describeAnchors(anchors, chain.events, paths.file));
   if (summary.length === 0) out.push('summary tables: ok, they match the events');
   else {
@@ -96,6 +91,12 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
   );
   return ok ? 0 : 1;
 }
+
+/** The verdict line on a hash chain. */
+export const describeChain = (chain: VerifyResult): string =>
+  chain.ok
+    ? `chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`
+    : `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`;
 
 function checkAnchorsAt(store: AuditStore, events: number, paths: AnchorPaths): AnchorReport {
   const lines = readAnchorLines(paths.file);

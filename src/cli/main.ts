@@ -3,6 +3,7 @@ import {
   resolveAuditPath,
   resolveBundlesDir,
   resolveRunsDir,
+  refusePostgresAudit,
   takeGlobalFlags,
 } from './audit-path.js';
 import { HELP } from './help.js';
@@ -47,6 +48,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: runsArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'runs prune')) return 2;
         const { runRuns } = await import('./runs.js');
         return runRuns(runsArgs, io, {
           runsDir: resolveRunsDir(loaded.config, resolveAuditPath(loaded.config, io)),
@@ -57,6 +59,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: bundlesArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'bundles prune')) return 2;
         const { runBundles } = await import('./bundles.js');
         const auditPath = resolveAuditPath(loaded.config, io);
         return await runBundles(bundlesArgs, io, {
@@ -69,6 +72,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: consoleArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'console')) return 2;
         const { runConsoleLink } = await import('./console-link.js');
         return runConsoleLink(consoleArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
       }
