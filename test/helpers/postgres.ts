@@ -6,7 +6,7 @@ import pg from 'pg';
 import { migratePgAudit } from '../../src/audit/postgres/migrate-pg-audit.js';
 import { tempDir } from './temp-dir.js';
 
-/** Where Debian's `postgresql` package puts the server programs (the newest version installed). */
+/** Where the server programs are: Debian's `postgresql` package keeps them per version (the newest is taken). */
 export function findPostgresBin(): string {
   const root = '/usr/lib/postgresql';
   const versions = existsSync(root)
@@ -14,9 +14,12 @@ export function findPostgresBin(): string {
         .filter((v) => existsSync(join(root, v, 'bin', 'pg_ctl')))
         .sort((a, b) => Number(b) - Number(a))
     : [];
-  if (versions[0] === undefined)
-    throw new Error(`no PostgreSQL server under ${root}: run \`node scripts/setup.mjs test\``);
-  return join(root, versions[0], 'bin');
+  if (versions[0] !== undefined) return join(root, versions[0], 'bin');
+  // Other systems put the server programs on PATH.
+  if (existsSync('/usr/bin/pg_ctl') && existsSync('/usr/bin/initdb')) return '/usr/bin';
+  throw new Error(
+    `no PostgreSQL server programs (${root}/*/bin, /usr/bin): run \`node scripts/setup.mjs test\``,
+  );
 }
 
 /** A PostgreSQL server this test started: its own data folder, a unix socket only (no TCP), stopped by the test. */
