@@ -1,5 +1,11 @@
 import { isSkillsError } from '../errors.js';
-import { describeChain, printable } from './audit-verify.js';
+import {
+  type AnchorPaths,
+  checkAnchorsAt,
+  describeAnchors,
+  describeChain,
+  printable,
+} from './audit-verify.js';
 import type { CliIo, ExitCode } from './io.js';
 import { jsonText } from './json-text.js';
 
@@ -7,11 +13,16 @@ import { jsonText } from './json-text.js';
 export const PG_AUDIT_COMMANDS: readonly string[] = ['verify', 'export'];
 
 /**
- * `skills-mcp audit verify|export --audit postgres://…`: the chain of the PostgreSQL log, or its events as JSON
- * lines. The password comes from PGPASSWORD or a password file (PGPASSFILE, ~/.pgpass); the URL is only ever
- * printed without it. Any role that may SELECT the events will do.
+ * `skills-mcp audit verify|export --audit postgres://…`: the chain of the PostgreSQL log (and its anchors, when an
+ * anchor file and key are given), or its events as JSON lines. The password comes from PGPASSWORD or a password
+ * file (PGPASSFILE, ~/.pgpass); the URL is only ever printed without it. Any role that may SELECT the log will do.
  */
-export async function runPgAudit(command: string, url: string, io: CliIo, json: boolean): Promise<ExitCode> {
+export async function runPgAudit(
+  command: string,
+  url: string,
+  io: CliIo,
+  opts: { json: boolean; anchors: AnchorPaths | undefined },
+): Promise<ExitCode> {
   const { openPgAuditLog } = await import('../audit/postgres/open-pg-audit-log.js');
   let log;
   try {
@@ -25,20 +36,35 @@ export async function runPgAudit(command: string, url: string, io: CliIo, json: 
       for await (const e of log.exportEvents()) io.out(`${jsonText(e)}\n`);
       return 0;
     }
-    const { chain } = await log.verify();
-    if (json) {
-      io.out(`${printable(JSON.stringify({ ok: chain.ok, database: log.target, chain }, null, 2))}\n`);
-      return chain.ok ? 0 : 1;
+    const { chain, hashes, lastAnchor } = await log.verify();
+    const paths = opts.anchors;
+    const anchors =
+      paths === undefined
+        ? undefined
+        : checkAnchorsAt(
+            { lastAnchor: () => lastAnchor, hashAt: (id) => hashes[id - 1] },
+            chain.events,
+            paths,
+          );
+    const ok = chain.ok && (anchors === undefined || anchors.status === 'ok' || anchors.status === 'none');
+    if (opts.json) {
+      const report = { ok, database: log.target, chain, ...(anchors === undefined ? {} : { anchors }) };
+      io.out(`${printable(JSON.stringify(report, null, 2))}\n`);
+      return ok ? 0 : 1;
     }
     const lines = [
       `audit log: ${log.target}`,
       describeChain(chain),
-      'anchors: none for a PostgreSQL log: the newest events could have been deleted without a trace (warning)',
+      ...(anchors === undefined || paths === undefined
+        ? [
+            'anchors: none given (--anchors FILE --anchor-key FILE): the newest events could have been deleted without a trace (warning)',
+          ]
+        : describeAnchors(anchors, chain.events, paths.file)),
     ];
-    (chain.ok ? io.out : io.err)(
-      `${lines.map(printable).join('\n')}\n${chain.ok ? 'ok' : 'FAILED: the audit log does not verify'}\n`,
+    (ok ? io.out : io.err)(
+      `${lines.map(printable).join('\n')}\n${ok ? 'ok' : 'FAILED: the audit log does not verify'}\n`,
     );
-    return chain.ok ? 0 : 1;
+    return ok ? 0 : 1;
   } catch (e) {
     const hint = isSkillsError(e) && e.hint ? `\n${e.hint}` : '';
     io.err(`skills-mcp audit: ${(e as Error).message}${hint}\n`);

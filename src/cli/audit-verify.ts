@@ -13,7 +13,7 @@ export interface AnchorPaths {
   keyFile: string;
 }
 
-type AnchorReport = AnchorCheck | { status: 'none' | 'unchecked'; reason: string };
+export type AnchorReport = AnchorCheck | { status: 'none' | 'unchecked'; reason: string };
 
 const show = (v: unknown) => (v === undefined ? '(no row)' : JSON.stringify(v));
 // Row keys and values come from the database, which whoever tampered with it wrote: no terminal control reaches
@@ -98,9 +98,16 @@ export const describeChain = (chain: VerifyResult): string =>
     ? `chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`
     : `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`;
 
-function checkAnchorsAt(store: AuditStore, events: number, paths: AnchorPaths): AnchorReport {
+/** What the anchor check needs of a log: its newest anchor copy, and the hash of one event. */
+export interface AnchoredLog {
+  lastAnchor(): string | undefined;
+  hashAt(eventId: number): string | undefined;
+}
+
+/** Checks the anchor file (and the log's copy of the newest anchor) at `paths` against a log of `events` events. */
+export function checkAnchorsAt(log: AnchoredLog, events: number, paths: AnchorPaths): AnchorReport {
   const lines = readAnchorLines(paths.file);
-  const copy = store.lastAnchor();
+  const copy = log.lastAnchor();
   if (!existsSync(paths.keyFile)) {
     return lines === undefined && copy === undefined
       ? { status: 'none', reason: `no anchor key at ${paths.keyFile} and no anchor file` }
@@ -108,13 +115,14 @@ function checkAnchorsAt(store: AuditStore, events: number, paths: AnchorPaths): 
   }
   try {
     const key = loadAnchorKey(paths.keyFile, { create: false });
-    return checkAnchors({ lines, copy }, key, { events, hashAt: (id) => store.hashAt(id) });
+    return checkAnchors({ lines, copy }, key, { events, hashAt: (id) => log.hashAt(id) });
   } catch (e) {
     return { status: 'unchecked', reason: isSkillsError(e) ? e.message : String(e) };
   }
 }
 
-function describeAnchors(a: AnchorReport, events: number, file: string): string[] {
+/** The lines `audit verify` prints about the anchors. */
+export function describeAnchors(a: AnchorReport, events: number, file: string): string[] {
   switch (a.status) {
     case 'none':
       return [

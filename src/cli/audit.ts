@@ -44,6 +44,8 @@ export interface AuditOptions {
   auditPath: string;
   /** Where the anchors and their key are (flags --anchors and --anchor-key override). */
   anchors: AnchorPaths;
+  /** For a PostgreSQL log: the anchor file and key named in the config, if any (no defaults beside a URL). */
+  pgAnchors?: { file?: string | undefined; keyFile?: string | undefined };
 }
 
 function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promise<ExitCode> {
@@ -95,9 +97,14 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
         `${command} reads the SQLite audit log only; a PostgreSQL log supports verify and export`,
         command,
       );
-    if (values.anchors !== undefined || values['anchor-key'] !== undefined)
-      return usage(io, 'a PostgreSQL audit log has no anchors yet', command);
-    return runPgAudit(command, opts.auditPath, io, values.json === true);
+    const file = values.anchors ?? opts.pgAnchors?.file;
+    const keyFile = values['anchor-key'] ?? opts.pgAnchors?.keyFile;
+    if ((file === undefined) !== (keyFile === undefined))
+      return usage(io, 'a PostgreSQL audit log needs both --anchors and --anchor-key, or neither', command);
+    return runPgAudit(command, opts.auditPath, io, {
+      json: values.json === true,
+      anchors: file === undefined || keyFile === undefined ? undefined : { file, keyFile },
+    });
   }
   if (!existsSync(opts.auditPath)) {
     io.err(

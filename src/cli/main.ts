@@ -39,9 +39,11 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         // Loaded on demand: better-sqlite3 stays off the start-up path of every other command.
         const { runAudit } = await import('./audit.js');
         const auditPath = resolveAuditPath(loaded.config, io);
+        const { file, key_file } = loaded.config.audit_anchors;
         return await runAudit(auditArgs, io, {
           auditPath,
           anchors: resolveAnchorPaths(loaded.config, auditPath),
+          pgAnchors: defined({ file, keyFile: key_file }),
         });
       }
       case 'runs': {

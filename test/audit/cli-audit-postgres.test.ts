@@ -1,3 +1,4 @@
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgAuditLog } from '../../src/audit/postgres/open-pg-audit-log.js';
 import {
@@ -7,6 +8,7 @@ import {
   type TestPostgres,
 } from '../helpers/postgres.js';
 import { runCli } from '../helpers/run-cli.js';
+import { tempDir } from '../helpers/temp-dir.js';
 import { finished, requested } from './helpers/sample-events.js';
 
 // `skills-mcp audit verify|export --audit postgres://…` (the built binary) against a real PostgreSQL this file
@@ -36,7 +38,7 @@ const asSuperuser = (db: TestAuditDb, sql: string) => server.superuser(db.databa
 
 beforeAll(async () => {
   server = startTestPostgres();
-  for (const name of ['intact', 'updated', 'deleted', 'cut']) {
+  for (const name of ['intact', 'updated', 'deleted', 'cut', 'anchored']) {
     dbs[name] = await createAuditDb(server, name);
     await fill(dbs[name]);
   }
@@ -103,6 +105,48 @@ describe('skills-mcp audit verify --audit postgres://…', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/chain: ok, 8 events/);
     expect(r.stdout).toContain('the newest events could have been deleted without a trace');
+  });
+
+  it('shows the newest rows deleted when the server anchored the chain head outside the database', async () => {
+    const db = dbs.anchored!;
+    const t = tempDir();
+    try {
+      const paths = { file: join(t.dir, 'audit.anchors'), keyFile: join(t.dir, 'anchor.key') };
+      const log = openPgAuditLog({ url: db.writerUrl, env: { PGPASSWORD: db.writer.password } });
+      try {
+        expect(await log.anchor(paths)).toMatchObject({ seq: 1, events: 10 });
+        await log.append({ type: 'session_error', sessionId: 's1', payload: { code: 'X', ref: null } });
+        expect(await log.anchor(paths)).toMatchObject({ seq: 2, events: 11 });
+        expect(await log.anchor(paths)).toBeUndefined();
+      } finally {
+        await log.close();
+      }
+      const args = ['--anchors', paths.file, '--anchor-key', paths.keyFile];
+      const before = runCli(['audit', 'verify', '--audit', db.writerUrl, ...args], {
+        env: { PGPASSWORD: db.writer.password },
+      });
+      expect(before.code, before.stderr).toBe(0);
+      expect(before.stdout).toContain(`anchors: ok, 2 match ${paths.file}; events 1-11 are vouched for`);
+
+      await asSuperuser(
+        db,
+        `SET session_replication_role = replica;
+         DELETE FROM skills_mcp.audit_events WHERE event_id > 9;
+         DELETE FROM skills_mcp.anchor_copies`,
+      );
+      const after = runCli(['audit', 'verify', '--audit', db.writerUrl, ...args], {
+        env: { PGPASSWORD: db.writer.password },
+      });
+      expect(after.code).toBe(1);
+      expect(after.stderr).toMatch(/chain: ok, 9 events/);
+      expect(after.stderr).toContain(`anchors: TAMPERING DETECTED (0 anchors match, ${paths.file})`);
+      expect(after.stderr).toMatch(
+        /line 1 truncated: anchor #1 of .* vouches for 10 events; the log holds 9/,
+      );
+      expect(after.stderr).toMatch(/copy_behind: the database holds no copy of the newest anchor \(#2\)/);
+    } finally {
+      t.cleanup();
+    }
   });
 
   it('exports every event as a JSON line in chain order', () => {

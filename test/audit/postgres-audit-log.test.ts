@@ -95,6 +95,7 @@ describe('the PostgreSQL audit log', () => {
       delete: await sqlError(c.query('DELETE FROM skills_mcp.audit_events WHERE event_id = 2')),
       truncate: await sqlError(c.query('TRUNCATE skills_mcp.audit_events')),
       disable: await sqlError(c.query('ALTER TABLE skills_mcp.audit_events DISABLE TRIGGER USER')),
+      copies: await sqlError(c.query('DELETE FROM skills_mcp.anchor_copies')),
       forged: await sqlError(
         c.query(
           `INSERT INTO skills_mcp.audit_events VALUES (9999, 0, 's', NULL, 'session_error', '{}', repeat('0', 64), repeat('a', 64))`,
@@ -105,6 +106,7 @@ describe('the PostgreSQL audit log', () => {
     expect(refused.delete).toMatch(/^42501: permission denied/);
     expect(refused.truncate).toMatch(/^42501: permission denied/);
     expect(refused.disable).toMatch(/^42501: must be owner/);
+    expect(refused.copies).toMatch(/^42501: permission denied/);
     expect(refused.forged).toMatch(/^23000: audit event 9999 does not extend the chain/);
   });
 
@@ -115,9 +117,9 @@ describe('the PostgreSQL audit log', () => {
       delete: await sqlError(c.query(`DELETE FROM ${t} WHERE event_id = 1`)),
       truncate: await sqlError(c.query(`TRUNCATE ${t}`)),
     }));
-    expect(refused.update).toMatch(/^42501: audit events are append-only: UPDATE refused/);
-    expect(refused.delete).toMatch(/^42501: audit events are append-only: DELETE refused/);
-    expect(refused.truncate).toMatch(/^42501: audit events are append-only: TRUNCATE refused/);
+    expect(refused.update).toMatch(/^42501: audit records are append-only: UPDATE refused/);
+    expect(refused.delete).toMatch(/^42501: audit records are append-only: DELETE refused/);
+    expect(refused.truncate).toMatch(/^42501: audit records are append-only: TRUNCATE refused/);
   });
 
   it('rejects appends with AUDIT_FAILED while the database is stopped, and appends again once it is back', async () => {

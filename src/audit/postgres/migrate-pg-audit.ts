@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { SkillsError } from '../../errors.js';
 import { pgFailure } from './pg-failure.js';
-import { MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA } from './pg-schema.js';
+import { MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA, PG_TABLES } from './pg-schema.js';
 
 export interface PgMigrateOptions {
-  /** The role the server connects as: it gets USAGE on the schema, and SELECT and INSERT on the events, nothing else. */
+  /** The role the server connects as: USAGE on the schema, SELECT and INSERT on the events and anchor copies, nothing else. */
   writer: string;
   /** Roles that only read the log (e.g. for `audit verify`): SELECT only. */
   readers?: readonly string[];
@@ -52,13 +52,15 @@ export async function migratePgAudit(client: pg.ClientBase, o: PgMigrateOptions)
       await client.query(PG_MIGRATIONS[v - 1]!);
       await client.query(`INSERT INTO ${PG_SCHEMA}.schema_migrations (version) VALUES ($1)`, [v]);
     }
-    const table = `${PG_SCHEMA}.audit_events`;
     for (const role of [o.writer, ...(o.readers ?? [])]) {
       await client.query(`GRANT USAGE ON SCHEMA ${PG_SCHEMA} TO ${id(role)}`);
-      await client.query(`REVOKE ALL ON ${table} FROM ${id(role)}`);
-      await client.query(`GRANT SELECT ON ${table} TO ${id(role)}`);
+      for (const table of PG_TABLES) {
+        await client.query(`REVOKE ALL ON ${PG_SCHEMA}.${table} FROM ${id(role)}`);
+        await client.query(
+          `GRANT ${role === o.writer ? 'SELECT, INSERT' : 'SELECT'} ON ${PG_SCHEMA}.${table} TO ${id(role)}`,
+        );
+      }
     }
-    await client.query(`GRANT INSERT ON ${table} TO ${id(o.writer)}`);
     await client.query('COMMIT');
     return PG_MIGRATIONS.length;
   } catch (err) {

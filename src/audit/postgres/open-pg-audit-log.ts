@@ -1,4 +1,6 @@
+import type { AnchorRecord } from '../anchor-record.js';
 import type { AuditEvent } from '../types.js';
+import { anchorPgLog, type PgAnchorOptions } from './anchor-pg-log.js';
 import { parseRawEventRow, type ExportedEvent } from '../parse-event-row.js';
 import { appendPgEvents, type PgAppendInput } from './append-pg-events.js';
 import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
@@ -21,6 +23,8 @@ export interface PgAuditLog {
   appendMany(inputs: readonly PgAppendInput[]): Promise<AuditEvent[]>;
   /** Walks the chain; names the first bad row. */
   verify(): Promise<PgVerifyResult>;
+  /** Writes a signed anchor of the head to a file outside the database, and its copy to the database. */
+  anchor(o: PgAnchorOptions): Promise<AnchorRecord | undefined>;
   /** Every event from one snapshot, in chain order, in the JSONL export shape. */
   exportEvents(): AsyncGenerator<ExportedEvent>;
   /** Closes the connections. Idempotent. */
@@ -36,6 +40,7 @@ export function openPgAuditLog(o: PgPoolOptions): PgAuditLog {
     append: async (input) => (await appendPgEvents(pool, [input]))[0]!,
     appendMany: (inputs) => appendPgEvents(pool, inputs),
     verify: () => verifyPgChain(pool),
+    anchor: (a) => anchorPgLog(pool, a),
     async *exportEvents() {
       for await (const row of readPgEvents(pool)) yield parseRawEventRow(row);
     },

@@ -10,6 +10,16 @@ export const MIGRATION_LOCK = 7_316_946_801_002;
 const types = EVENT_TYPES.map((t) => `'${t}'`).join(', ');
 const HEX64 = `'^[0-9a-f]{64}$'`;
 
+/** Triggers that make `table` append-only for every role, its owner included. */
+const refuseChanges = (table: string) =>
+  ['UPDATE', 'DELETE', 'TRUNCATE']
+    .map(
+      (op) =>
+        `CREATE TRIGGER ${table}_no_${op.toLowerCase()} BEFORE ${op} ON ${PG_SCHEMA}.${table} ` +
+        `FOR EACH ${op === 'TRUNCATE' ? 'STATEMENT' : 'ROW'} EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_refuse();`,
+    )
+    .join('\n');
+
 /**
  * Numbered migrations; each runs once, in one transaction, as the role that owns the tables (not the server's
  * role). `payload` is text, not jsonb: it holds the canonical JSON exactly as hashed.
@@ -32,14 +42,9 @@ export const PG_MIGRATIONS: readonly string[] = [
   -- Append-only, whoever asks: UPDATE, DELETE and TRUNCATE raise; an INSERT must extend the chain.
   CREATE FUNCTION ${PG_SCHEMA}.audit_events_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
   BEGIN
-    RAISE EXCEPTION 'audit events are append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+    RAISE EXCEPTION 'audit records are append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
   END $$;
-  CREATE TRIGGER audit_events_no_update BEFORE UPDATE ON ${PG_SCHEMA}.audit_events
-    FOR EACH ROW EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_refuse();
-  CREATE TRIGGER audit_events_no_delete BEFORE DELETE ON ${PG_SCHEMA}.audit_events
-    FOR EACH ROW EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_refuse();
-  CREATE TRIGGER audit_events_no_truncate BEFORE TRUNCATE ON ${PG_SCHEMA}.audit_events
-    FOR EACH STATEMENT EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_refuse();
+  ${refuseChanges('audit_events')}
 
   CREATE FUNCTION ${PG_SCHEMA}.audit_events_extend() RETURNS trigger LANGUAGE plpgsql AS $$
   DECLARE
@@ -59,4 +64,17 @@ export const PG_MIGRATIONS: readonly string[] = [
 
   REVOKE ALL ON ${PG_SCHEMA}.audit_events FROM PUBLIC;
   `,
+  `
+  -- The copies of the signed chain heads (anchors) the server also appends to a file outside the database: the
+  -- newest row is the newest anchor written. Append-only like the events.
+  CREATE TABLE ${PG_SCHEMA}.anchor_copies (
+    seq    bigint PRIMARY KEY CHECK (seq >= 1),
+    record text   NOT NULL
+  );
+  ${refuseChanges('anchor_copies')}
+  REVOKE ALL ON ${PG_SCHEMA}.anchor_copies FROM PUBLIC;
+  `,
 ];
+
+/** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
+export const PG_TABLES = ['audit_events', 'anchor_copies'] as const;

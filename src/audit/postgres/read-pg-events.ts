@@ -16,7 +16,11 @@ const asRow = (r: Record<string, unknown>) => {
  * Every event row in chain order, from one snapshot (a REPEATABLE READ, READ ONLY transaction), a page at a time.
  * Rows are raw: the caller parses and judges them. Throws AUDIT_FAILED when the database cannot be read.
  */
-export async function* readPgEvents(pool: pg.Pool): AsyncGenerator<Record<string, unknown>> {
+export async function* readPgEvents(
+  pool: pg.Pool,
+  /** Runs first inside the snapshot: reads what must be seen together with the events. */
+  before?: (client: pg.PoolClient) => Promise<void>,
+): AsyncGenerator<Record<string, unknown>> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -27,6 +31,7 @@ export async function* readPgEvents(pool: pg.Pool): AsyncGenerator<Record<string
   let ended = false;
   try {
     await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+    await before?.(client);
     let after = '0';
     for (;;) {
       const { rows } = await client.query<Record<string, unknown>>(SELECT, [after]);
