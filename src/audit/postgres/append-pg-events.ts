@@ -16,14 +16,22 @@ const HEAD = `
   SELECT h.event_id::text AS event_id, h.hash, floor(extract(epoch FROM clock_timestamp()) * 1000)::text AS now
   FROM (SELECT 1) one
   LEFT JOIN LATERAL (SELECT event_id, hash FROM ${PG_SCHEMA}.audit_events ORDER BY event_id DESC LIMIT 1) h ON true`;
+// One round trip. A writer that stops answering inside the transaction is cut off by the server (its lock released)
+// before the others waiting for the lock give up.
+const BEGIN = `BEGIN;
+  SET LOCAL lock_timeout = '15s';
+  SET LOCAL idle_in_transaction_session_timeout = '10s';
+  SELECT pg_advisory_xact_lock(${CHAIN_LOCK})`;
 const INSERT = `INSERT INTO ${PG_SCHEMA}.audit_events
   (event_id, ts, session_id, call_id, type, payload, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)`;
 
 /**
  * Appends events atomically, in order, as one transaction: all are committed or none. The transaction takes the chain
  * lock (`pg_advisory_xact_lock`) before reading the head, so appends from every replica form one chain with gapless
- * ids; `ts` is the database's clock, read under the lock. Resolves once COMMIT returned (`synchronous_commit = on`:
- * the WAL is flushed), so the events are durable. Every event is checked first (payload schema, privacy guard, ids):
+ * ids; `ts` is the database's clock, read under the lock. A writer that hangs inside its transaction is cut off by
+ * the server after 10 s idle (its lock released, nothing of it written); waiting more than 15 s for the lock fails
+ * the append (AUDIT_FAILED). Resolves once
+ * COMMIT returned (`synchronous_commit = on`: the WAL is flushed), so the events are durable. Every event is checked first (payload schema, privacy guard, ids):
  * an invalid one refuses the whole batch before the database is touched. Rejects with AUDIT_FAILED.
  */
 export async function appendPgEvents(pool: pg.Pool, inputs: readonly PgAppendInput[]): Promise<AuditEvent[]> {
@@ -49,8 +57,7 @@ export async function appendPgEvents(pool: pg.Pool, inputs: readonly PgAppendInp
   let committing = false;
   let broken: unknown;
   try {
-    await client.query('BEGIN');
-    await client.query('SELECT pg_advisory_xact_lock($1)', [CHAIN_LOCK]);
+    await client.query(BEGIN);
     const head = (await client.query<{ event_id: string | null; hash: string | null; now: string }>(HEAD))
       .rows[0]!;
     let eventId = Number(head.event_id ?? 0);

@@ -11,13 +11,30 @@ export interface PostgresUrlParts {
   query: string;
 }
 
-const URL_SHAPE = /^postgres(?:ql)?:\/\/(?:([^:@/?]*)(?::([^@/?]*))?@)?([^/?]*)(\/[^?]*)?(?:\?(.*))?$/i;
-
-/** Splits a PostgreSQL URL (libpq's form: unlike WHATWG URLs, the host may be empty). Undefined when it is not one. */
+/**
+ * Splits a PostgreSQL URL (libpq's form: unlike WHATWG URLs, the host may be empty). Undefined when it is not one.
+ * The user part ends at the last `@`, so a password holding an unescaped `@`, `/` or `?` is still taken whole (and
+ * never shown as the host).
+ */
 export function splitPostgresUrl(url: string): PostgresUrlParts | undefined {
-  const m = URL_SHAPE.exec(url);
+  const m = /^postgres(?:ql)?:\/\//i.exec(url);
   if (m === null) return undefined;
-  return { user: m[1] ?? '', password: m[2], hostPort: m[3] ?? '', path: m[4] ?? '', query: m[5] ?? '' };
+  let rest = url.slice(m[0].length);
+  const at = rest.lastIndexOf('@');
+  const userinfo = at === -1 ? undefined : rest.slice(0, at);
+  rest = rest.slice(at + 1);
+  const q = rest.indexOf('?');
+  const query = q === -1 ? '' : rest.slice(q + 1);
+  const hostPath = q === -1 ? rest : rest.slice(0, q);
+  const slash = hostPath.indexOf('/');
+  const colon = userinfo?.indexOf(':') ?? -1;
+  return {
+    user: userinfo === undefined ? '' : colon === -1 ? userinfo : userinfo.slice(0, colon),
+    password: userinfo === undefined || colon === -1 ? undefined : userinfo.slice(colon + 1),
+    hostPort: slash === -1 ? hostPath : hostPath.slice(0, slash),
+    path: slash === -1 ? '' : hostPath.slice(slash),
+    query,
+  };
 }
 
 /**
