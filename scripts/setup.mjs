@@ -6,7 +6,7 @@
 // Usage: node scripts/setup.mjs serve|test
 // For this script's own tests only: SKILLS_MCP_SETUP_TEST_ROOT=DIR looks the programs up under DIR instead of /.
 import { spawnSync } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, readdirSync, statSync } from 'node:fs';
 import { delimiter, join } from 'node:path';
 
 /**
@@ -75,6 +75,20 @@ const PREREQUISITES = [
       apk: 'util-linux-misc',
     },
   },
+  {
+    name: 'postgresql',
+    why: 'the PostgreSQL audit log tests start a server of their own in a temp folder',
+    jobs: ['test'],
+    // Debian and Ubuntu keep the server programs per major version; other systems put them on PATH.
+    paths: ['/usr/lib/postgresql/*/bin/pg_ctl', '/usr/bin/pg_ctl'],
+    packages: {
+      apt: 'postgresql',
+      dnf: 'postgresql-server',
+      zypper: 'postgresql-server',
+      pacman: 'postgresql',
+      apk: 'postgresql',
+    },
+  },
 ];
 
 /** Package managers, in the order they are looked for on PATH, and how each installs without asking. */
@@ -106,12 +120,26 @@ function onPath(name, env) {
   return undefined;
 }
 
+/** Whether `path` (under `root`) is an executable file; one `*` segment matches any folder name there. */
+function isPresent(root, path) {
+  const star = path.indexOf('/*/');
+  if (star === -1) return isExecutable(join(root, path));
+  const parent = join(root, path.slice(0, star));
+  let names;
+  try {
+    names = readdirSync(parent);
+  } catch {
+    return false;
+  }
+  return names.some((name) => isPresent(root, `${path.slice(0, star)}/${name}${path.slice(star + 2)}`));
+}
+
 function missingFor(job, root, isRoot) {
   return PREREQUISITES.filter(
     (p) =>
       p.jobs.includes(job) &&
       (p.rootOnly !== true || isRoot) &&
-      !p.paths.some((path) => isExecutable(join(root, path))),
+      !p.paths.some((path) => isPresent(root, path)),
   );
 }
 

@@ -1,22 +1,12 @@
 import type { Database } from 'better-sqlite3';
 import { canonicalJson } from '../canonical-json.js';
 import { SkillsError, isSkillsError } from '../errors.js';
-import { assertPrivate } from './assert-private.js';
+import { checkEventInput, refused, type PendingEvent } from './check-event-input.js';
 import { createProjector } from './create-projector.js';
-import { GENESIS_HASH, eventHash } from './event-hash.js';
-import { type EventType, isCallEventType } from './event-types.js';
-import { payloadSchemas } from './payload-schemas.js';
+import { chainEvent } from './chain-event.js';
+import { GENESIS_HASH } from './event-hash.js';
+import { isCallEventType } from './event-types.js';
 import type { AuditEvent } from './types.js';
-
-/** One event to write: the store has already chosen ids. */
-export interface PendingEvent {
-  type: EventType;
-  sessionId: string;
-  callId: string | null;
-  payload: unknown;
-}
-
-const ID = /^[A-Za-z0-9_.:-]{1,128}$/;
 
 interface SessionRow {
   ended_event_id: number | null;
@@ -116,24 +106,7 @@ export function createAppender(
         },
       );
     }
-    if (!ID.test(e.sessionId) || (e.callId !== null && !ID.test(e.callId))) {
-      throw refused(e, 'session and call ids are 1-128 characters of [A-Za-z0-9_.:-]');
-    }
-    const parsed = payloadSchemas[e.type].safeParse(e.payload);
-    if (!parsed.success) {
-      const issue = parsed.error.issues[0];
-      const where = issue?.path.length ? issue.path.join('.') : '(payload)';
-      throw new SkillsError(
-        'AUDIT_FAILED',
-        `invalid ${e.type} payload: ${where}: ${issue?.message ?? 'invalid'}`,
-        {
-          hint: 'Audit payloads hold hashes, sizes and key names only (see src/audit/payload-schemas.ts).',
-          details: { type: e.type, path: where },
-        },
-      );
-    }
-    const payload = parsed.data as Record<string, unknown>;
-    assertPrivate(payload);
+    const payload = checkEventInput(e);
     checkState(e, payload);
 
     const last = head.get() as { event_id: number; hash: string } | undefined;
@@ -142,40 +115,15 @@ export function createAppender(
     const ts = now();
     if (!Number.isSafeInteger(ts)) throw refused(e, 'the clock must return integer milliseconds');
     let payloadJson: string;
-    let hash: string;
+    let event: AuditEvent;
     try {
       payloadJson = canonicalJson(payload);
-      hash = eventHash(prevHash, {
-        event_id: eventId,
-        ts,
-        session_id: e.sessionId,
-        call_id: e.callId,
-        type: e.type,
-        payload,
-      });
+      event = chainEvent(e, payload, { eventId, ts, prevHash });
     } catch (cause) {
       throw refused(e, isSkillsError(cause) ? cause.message : 'payload cannot be canonicalized', cause);
     }
-    insert.run(eventId, ts, e.sessionId, e.callId, e.type, payloadJson, prevHash, hash);
-    const event = {
-      eventId,
-      ts,
-      sessionId: e.sessionId,
-      callId: e.callId,
-      type: e.type,
-      payload,
-      prevHash,
-      hash,
-    };
-    project(event as AuditEvent);
-    return event as AuditEvent;
+    insert.run(eventId, ts, e.sessionId, e.callId, e.type, payloadJson, prevHash, event.hash);
+    project(event);
+    return event;
   };
-}
-
-function refused(e: PendingEvent, why: string, cause?: unknown): SkillsError {
-  return new SkillsError('AUDIT_FAILED', `audit refused ${e.type}: ${why}`, {
-    hint: 'The event was not written; do not go on with the step it records.',
-    details: { type: e.type, sessionId: e.sessionId, callId: e.callId },
-    cause,
-  });
 }

@@ -1,5 +1,5 @@
 import type { Database } from 'better-sqlite3';
-import type { PendingEvent } from './create-appender.js';
+import type { PendingEvent } from './check-event-input.js';
 import type { AuditEvent } from './types.js';
 
 type Outcome = { ok: true; event: AuditEvent } | { ok: false; error: unknown };

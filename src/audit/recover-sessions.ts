@@ -1,6 +1,6 @@
 import type { Database } from 'better-sqlite3';
 import { closeSession } from './close-session.js';
-import type { PendingEvent } from './create-appender.js';
+import type { PendingEvent } from './check-event-input.js';
 import type { SessionOwner } from './is-owner-alive.js';
 import type { AuditEvent, RecoveryReport } from './types.js';
 

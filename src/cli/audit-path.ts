@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { defaultAuditPath } from '../audit/default-audit-path.js';
 import type { Config } from '../config/config-schema.js';
 import type { CliIo } from './io.js';
+import { isPostgresUrl, redactPostgresUrl } from '../audit/postgres/postgres-url.js';
 
 /** `--audit` / `audit:` / SKILLS_MCP_AUDIT, else the platform default (see default-audit-path.ts). */
 export const resolveAuditPath = (config: Config, io: CliIo): string =>
@@ -38,3 +39,18 @@ export const resolveRunsDir = (config: Config, auditPath: string): string =>
 /** Where the verified copies of skill bundles go: `bundles/` in `data_dir`, else beside the audit database. */
 export const resolveBundlesDir = (config: Config, auditPath: string): string =>
   join(config.data_dir ?? dirname(auditPath), 'bundles');
+
+/**
+ * For the commands that need the audit log as a local SQLite file (serving, runs, bundles, deps, console): when the
+ * configured log is a PostgreSQL URL, prints why not (a `path: message` line) and returns true (exit 2). They never
+ * fall back to a SQLite file on their own.
+ */
+export function refusePostgresAudit(config: Config, io: CliIo, command: string): boolean {
+  if (config.audit === undefined || !isPostgresUrl(config.audit)) return false;
+  io.err(
+    `skills-mcp: invalid configuration\n  audit: ${redactPostgresUrl(config.audit)}: ${command} cannot use a PostgreSQL audit log yet ` +
+      '(the server writes its audit log to a SQLite file only); `skills-mcp audit verify|export` read a PostgreSQL log. ' +
+      'Give --audit a file path, or leave it out for the default.\n',
+  );
+  return true;
+}

@@ -5,6 +5,7 @@ import type { AuditStore } from '../audit/audit-store.js';
 import { checkAnchors, type AnchorCheck } from '../audit/check-anchors.js';
 import { ANCHOR_FIX } from '../audit/start-anchoring.js';
 import { isSkillsError } from '../errors.js';
+import type { VerifyResult } from '../audit/types.js';
 import type { CliIo, ExitCode } from './io.js';
 
 export interface AnchorPaths {
@@ -12,14 +13,15 @@ export interface AnchorPaths {
   keyFile: string;
 }
 
-type AnchorReport = AnchorCheck | { status: 'none' | 'unchecked'; reason: string };
+export type AnchorReport = AnchorCheck | { status: 'none' | 'unchecked'; reason: string };
 
 const show = (v: unknown) => (v === undefined ? '(no row)' : JSON.stringify(v));
 // Row keys and values come from the database, which whoever tampered with it wrote: no terminal control reaches
 // the screen (JSON.stringify leaves DEL, C1 controls and line/paragraph separators as they are).
 // eslint-disable-next-line no-control-regex -- control characters are exactly what this must catch
 const CONTROL = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g;
-const printable = (text: string) =>
+/** Text from the database made safe for a terminal: control characters as `\\uXXXX`. */
+export const printable = (text: string) =>
   text.replace(CONTROL, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
 const iso = (ts: number) => new Date(ts).toISOString();
 
@@ -64,14 +66,7 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
     );
     return ok ? 0 : 1;
   }
-  const out: string[] = [];
-  if (chain.ok)
-    out.push(`chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`);
-  else {
-    out.push(
-      `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`,
-    );
-  }
+  const out: string[] = [describeChain(chain)];
   out.push(...describeAnchors(anchors, chain.events, paths.file));
   if (summary.length === 0) out.push('summary tables: ok, they match the events');
   else {
@@ -97,9 +92,22 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
   return ok ? 0 : 1;
 }
 
-function checkAnchorsAt(store: AuditStore, events: number, paths: AnchorPaths): AnchorReport {
+/** The verdict line on a hash chain. */
+export const describeChain = (chain: VerifyResult): string =>
+  chain.ok
+    ? `chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`
+    : `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`;
+
+/** What the anchor check needs of a log: its newest anchor copy, and the hash of one event. */
+export interface AnchoredLog {
+  lastAnchor(): string | undefined;
+  hashAt(eventId: number): string | undefined;
+}
+
+/** Checks the anchor file (and the log's copy of the newest anchor) at `paths` against a log of `events` events. */
+export function checkAnchorsAt(log: AnchoredLog, events: number, paths: AnchorPaths): AnchorReport {
   const lines = readAnchorLines(paths.file);
-  const copy = store.lastAnchor();
+  const copy = log.lastAnchor();
   if (!existsSync(paths.keyFile)) {
     return lines === undefined && copy === undefined
       ? { status: 'none', reason: `no anchor key at ${paths.keyFile} and no anchor file` }
@@ -107,13 +115,14 @@ function checkAnchorsAt(store: AuditStore, events: number, paths: AnchorPaths): 
   }
   try {
     const key = loadAnchorKey(paths.keyFile, { create: false });
-    return checkAnchors({ lines, copy }, key, { events, hashAt: (id) => store.hashAt(id) });
+    return checkAnchors({ lines, copy }, key, { events, hashAt: (id) => log.hashAt(id) });
   } catch (e) {
     return { status: 'unchecked', reason: isSkillsError(e) ? e.message : String(e) };
   }
 }
 
-function describeAnchors(a: AnchorReport, events: number, file: string): string[] {
+/** The lines `audit verify` prints about the anchors. */
+export function describeAnchors(a: AnchorReport, events: number, file: string): string[] {
   switch (a.status) {
     case 'none':
       return [

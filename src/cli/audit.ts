@@ -5,7 +5,10 @@ import { openAuditStore } from '../audit/open-audit-store.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import type { CallDetail, CallRow } from '../audit/types.js';
 import { isSkillsError } from '../errors.js';
+import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { auditReanchor } from './audit-reanchor.js';
+import { jsonText } from './json-text.js';
+import { PG_AUDIT_COMMANDS, runPgAudit } from './audit-postgres.js';
 import { auditVerify, type AnchorPaths } from './audit-verify.js';
 import { AUDIT_HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
@@ -33,7 +36,7 @@ const ALLOWED: Record<Sub, readonly string[]> = {
 
 /** `skills-mcp audit …`. Opens the log read-only (`reanchor` excepted); writes only through `io`. */
 export function runAudit(args: string[], io: CliIo, opts: AuditOptions): Promise<ExitCode> {
-  // The store is synchronous; the promise keeps the dispatcher's async contract.
+  // The SQLite store is synchronous; the promise keeps the dispatcher's async contract.
   return Promise.resolve().then(() => audit(args, io, opts));
 }
 
@@ -41,9 +44,11 @@ export interface AuditOptions {
   auditPath: string;
   /** Where the anchors and their key are (flags --anchors and --anchor-key override). */
   anchors: AnchorPaths;
+  /** For a PostgreSQL log: the anchor file and key named in the config, if any (no defaults beside a URL). */
+  pgAnchors?: { file?: string | undefined; keyFile?: string | undefined };
 }
 
-function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode {
+function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promise<ExitCode> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     (sub === undefined ? io.err : io.out)(`${AUDIT_HELP.audit}\n`);
@@ -84,6 +89,22 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode {
       'reanchor accepts the audit log as it stands now, whatever happened to it before: say --i-understand',
       command,
     );
+  }
+  if (isPostgresUrl(opts.auditPath)) {
+    if (!PG_AUDIT_COMMANDS.includes(command))
+      return usage(
+        io,
+        `${command} reads the SQLite audit log only; a PostgreSQL log supports verify and export`,
+        command,
+      );
+    const file = values.anchors ?? opts.pgAnchors?.file;
+    const keyFile = values['anchor-key'] ?? opts.pgAnchors?.keyFile;
+    if ((file === undefined) !== (keyFile === undefined))
+      return usage(io, 'a PostgreSQL audit log needs both --anchors and --anchor-key, or neither', command);
+    return runPgAudit(command, opts.auditPath, io, {
+      json: values.json === true,
+      anchors: file === undefined || keyFile === undefined ? undefined : { file, keyFile },
+    });
   }
   if (!existsSync(opts.auditPath)) {
     io.err(
@@ -135,10 +156,6 @@ function usage(io: CliIo, message: string, command?: Sub): ExitCode {
   io.err(`skills-mcp audit: ${message}\n\n${AUDIT_HELP[command ?? 'audit']}\n`);
   return 2;
 }
-
-/** JSON for the terminal: still the same JSON, with every character that could act on a terminal as `\uXXXX`. */
-const jsonText = (value: unknown, indent?: number): string =>
-  escapeForDisplay(JSON.stringify(value, null, indent), { multiline: true, json: true });
 
 const time = (ts: number | null): string =>
   ts === null ? '-' : new Date(ts).toISOString().replace('T', ' ');

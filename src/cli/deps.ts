@@ -10,7 +10,7 @@ import { createSandbox } from '../sandbox/create-sandbox.js';
 import { loadCatalog } from '../skills/catalog.js';
 import type { Skill } from '../skills/types.js';
 import { packageRoot, packageVersion } from '../package-root.js';
-import { resolveAuditPath } from './audit-path.js';
+import { refusePostgresAudit, resolveAuditPath } from './audit-path.js';
 import { HELP } from './help.js';
 import { recordDepsInstall, type DepsInstallRecord } from './record-deps-install.js';
 import type { CliIo, ExitCode } from './io.js';
@@ -38,6 +38,7 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   const loaded = resolveConfig(io, defined({ skills: values.skills, audit: values.audit }), values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
+  if (refusePostgresAudit(config, io, 'deps')) return 2;
   if (config.skills.length === 0) {
     io.err('skills-mcp deps: no skills folder: pass --skills DIR or set skills: in skills-mcp.yaml\n');
     return 2;

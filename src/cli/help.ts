@@ -21,7 +21,11 @@ the database: default <audit>.anchors, key audit-anchor.key beside the database)
 rewrites and re-hashing up to the last anchor; rebuilds the summary tables from the events and names every
 difference. Exits 1 when any check fails, also when the key exists but the anchor file is missing or empty
 while the log holds events, or the file lacks the newest anchor the database recorded (lines cut from its end).
-A log never anchored (no key, no anchor file) passes with a warning.`,
+A log never anchored (no key, no anchor file) passes with a warning.
+With --audit postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or a password file, PGPASSFILE),
+checks the chain of a PostgreSQL audit log from one snapshot, and its anchors when --anchors and --anchor-key
+(or audit_anchors.file and .key_file) name them; without them it warns that a deleted tail cannot show.
+\`export --jsonl\` reads such a log too.`,
   reanchor: `Usage: skills-mcp audit reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
 
 For when the anchors no longer match and you cannot restore them (a lost anchor file, a log restored from a

@@ -3,6 +3,7 @@ import {
   resolveAuditPath,
   resolveBundlesDir,
   resolveRunsDir,
+  refusePostgresAudit,
   takeGlobalFlags,
 } from './audit-path.js';
 import { HELP } from './help.js';
@@ -38,15 +39,18 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         // Loaded on demand: better-sqlite3 stays off the start-up path of every other command.
         const { runAudit } = await import('./audit.js');
         const auditPath = resolveAuditPath(loaded.config, io);
+        const { file, key_file } = loaded.config.audit_anchors;
         return await runAudit(auditArgs, io, {
           auditPath,
           anchors: resolveAnchorPaths(loaded.config, auditPath),
+          pgAnchors: defined({ file, keyFile: key_file }),
         });
       }
       case 'runs': {
         const { rest: runsArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'runs prune')) return 2;
         const { runRuns } = await import('./runs.js');
         return runRuns(runsArgs, io, {
           runsDir: resolveRunsDir(loaded.config, resolveAuditPath(loaded.config, io)),
@@ -57,6 +61,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: bundlesArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'bundles prune')) return 2;
         const { runBundles } = await import('./bundles.js');
         const auditPath = resolveAuditPath(loaded.config, io);
         return await runBundles(bundlesArgs, io, {
@@ -69,6 +74,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: consoleArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
+        if (refusePostgresAudit(loaded.config, io, 'console')) return 2;
         const { runConsoleLink } = await import('./console-link.js');
         return runConsoleLink(consoleArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
       }

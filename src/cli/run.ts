@@ -16,6 +16,7 @@ import { createServices } from './create-services.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
+import { refusePostgresAudit } from './audit-path.js';
 import { packageVersion } from '../package-root.js';
 
 const KEYS: Record<string, (typeof APPROVAL_DECISIONS)[number]> = {
@@ -118,6 +119,7 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
+  if (refusePostgresAudit(config, io, 'run')) return 2;
   const catalog = loadCatalog(config.skills.length > 0 ? config.skills : [resolve(io.cwd, 'skills')]);
   const skill = catalog.get(skillName) ?? catalog.byToolName(skillName);
   if (skill === undefined) {

@@ -13,6 +13,7 @@ import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
+import { refusePostgresAudit } from './audit-path.js';
 import { packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 
@@ -76,6 +77,7 @@ async function serve(
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
+  if (refusePostgresAudit(config, io, 'the server')) return 2;
   if (config.skills.length === 0) {
     io.err(
       'skills-mcp: no skills folder given.\n  Pass --skills DIR (repeatable), set SKILLS_MCP_SKILLS, or list `skills:` in skills-mcp.yaml.\n',

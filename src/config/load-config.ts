@@ -53,7 +53,9 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   };
   config.skills = config.skills.map((p) => abs('skills', p));
   if (config.workspace !== undefined) config.workspace = abs('workspace', config.workspace);
-  if (config.audit !== undefined) config.audit = abs('audit', config.audit);
+  // A PostgreSQL URL names a database, not a path.
+  if (config.audit !== undefined && !/^postgres(?:ql)?:\/\//i.test(config.audit))
+    config.audit = abs('audit', config.audit);
   if (config.data_dir !== undefined) config.data_dir = abs('data_dir', config.data_dir);
   if (config.dependencies.dir !== undefined)
     config.dependencies.dir = abs('dependencies', config.dependencies.dir);

@@ -34,6 +34,7 @@ const ALL = [
   '/usr/bin/chromium',
   '/usr/bin/script',
   '/usr/bin/strace',
+  '/usr/lib/postgresql/15/bin/pg_ctl',
 ];
 /** What each stub package "installs" into the fake root. */
 const PROVIDES: Record<string, string[]> = {
@@ -44,6 +45,8 @@ const PROVIDES: Record<string, string[]> = {
   bsdutils: ['/usr/bin/script'],
   strace: ['/usr/bin/strace'],
   'util-linux': ['/usr/bin/setpriv', '/usr/bin/script'],
+  postgresql: ['/usr/lib/postgresql/15/bin/pg_ctl'],
+  'postgresql-server': ['/usr/bin/pg_ctl'],
 };
 
 let n = 0;
@@ -69,11 +72,14 @@ function fake(
   // Stubs may run as the unprivileged test user.
   for (const d of [dir, root, join(root, 'usr'), join(root, 'usr', 'bin'), bin]) chmodSync(d, 0o777);
   chmodSync(log, 0o666);
-  for (const p of present) writeFileSync(join(root, p), '#!/bin/sh\n', { mode: 0o755 });
+  for (const p of present) {
+    mkdirSync(dirname(join(root, p)), { recursive: true });
+    writeFileSync(join(root, p), '#!/bin/sh\n', { mode: 0o755 });
+  }
   const install = Object.entries(PROVIDES)
     .map(
       ([pkg, files]) =>
-        `    ${pkg}) for f in ${files.join(' ')}; do printf '#!/bin/sh\\n' > "${root}$f"; /bin/chmod 755 "${root}$f"; done ;;`,
+        `    ${pkg}) for f in ${files.join(' ')}; do /bin/mkdir -p "$(/usr/bin/dirname "${root}$f")"; printf '#!/bin/sh\\n' > "${root}$f"; /bin/chmod 755 "${root}$f"; done ;;`,
     )
     .join('\n');
   for (const m of stubs.managers ?? []) {
@@ -131,12 +137,13 @@ describe('set-up step (scripts/setup.mjs)', () => {
     expect(r.stdout).toBe('');
     expect(f.calls()).toEqual([
       'apt-get update DEBIAN_FRONTEND=noninteractive uid=0',
-      'apt-get install -y -qq bubblewrap chromium DEBIAN_FRONTEND=noninteractive uid=0',
+      'apt-get install -y -qq bubblewrap chromium postgresql DEBIAN_FRONTEND=noninteractive uid=0',
     ]);
     expect(r.stderr).toContain(
-      'skills-mcp setup: installing bubblewrap chromium with apt-get (missing: bubblewrap, chromium)',
+      'skills-mcp setup: installing bubblewrap chromium postgresql with apt-get (missing: bubblewrap, chromium, postgresql)',
     );
-    expect(r.stderr).toContain('skills-mcp setup: installed bubblewrap chromium');
+    expect(r.stderr).toContain('skills-mcp setup: installed bubblewrap chromium postgresql');
+    expect(existsSync(join(f.root, 'usr/lib/postgresql/15/bin/pg_ctl'))).toBe(true);
     expect(existsSync(join(f.root, 'usr/bin/bwrap'))).toBe(true);
   });
 
@@ -150,10 +157,10 @@ describe('set-up step (scripts/setup.mjs)', () => {
 
   it.runIf(isRoot)('uses the package names and non-interactive flags of dnf, zypper, pacman and apk', () => {
     const expected: Record<string, string> = {
-      dnf: 'dnf install -y bubblewrap python3 chromium',
-      zypper: 'zypper --non-interactive install bubblewrap python3 chromium',
-      pacman: 'pacman -S --noconfirm --needed bubblewrap python chromium',
-      apk: 'apk add bubblewrap python3 chromium',
+      dnf: 'dnf install -y bubblewrap python3 chromium postgresql-server',
+      zypper: 'zypper --non-interactive install bubblewrap python3 chromium postgresql-server',
+      pacman: 'pacman -S --noconfirm --needed bubblewrap python chromium postgresql',
+      apk: 'apk add bubblewrap python3 chromium postgresql',
     };
     for (const [m, line] of Object.entries(expected)) {
       const f = fake(['/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace'], { managers: [m] });
@@ -164,10 +171,16 @@ describe('set-up step (scripts/setup.mjs)', () => {
   });
 
   it('as an ordinary user with passwordless sudo, installs through sudo -n', () => {
-    const f = fake(['/usr/bin/python3', '/usr/bin/chromium', '/usr/bin/script', '/usr/bin/strace'], {
-      managers: ['apt-get'],
-      sudo: 'allowed',
-    });
+    const f = fake(
+      [
+        '/usr/bin/python3',
+        '/usr/bin/chromium',
+        '/usr/bin/script',
+        '/usr/bin/strace',
+        '/usr/lib/postgresql/15/bin/pg_ctl',
+      ],
+      { managers: ['apt-get'], sudo: 'allowed' },
+    );
     const r = setup(f, 'test', 'user');
     expect(r.code, r.stderr).toBe(0);
     const uid = isRoot ? 65534 : process.getuid?.();
@@ -189,7 +202,7 @@ describe('set-up step (scripts/setup.mjs)', () => {
     expect(f.calls()).toEqual(['sudo -n true']);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual([
-      'skills-mcp setup: 5 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
+      'skills-mcp setup: 6 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
       expect.stringMatching(
         /^skills-mcp setup: {3}missing bubblewrap \(\/usr\/bin\/bwrap\), .*: run {2}sudo apt-get install -y bubblewrap$/,
       ),
@@ -205,12 +218,15 @@ describe('set-up step (scripts/setup.mjs)', () => {
       expect.stringMatching(
         /^skills-mcp setup: {3}missing script .*: run {2}sudo apt-get install -y bsdutils$/,
       ),
-      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium strace bsdutils',
+      expect.stringMatching(
+        /^skills-mcp setup: {3}missing postgresql \(\/usr\/lib\/postgresql\/\*\/bin\/pg_ctl\), .*: run {2}sudo apt-get install -y postgresql$/,
+      ),
+      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium strace bsdutils postgresql',
     ]);
   });
 
   it('as an ordinary user on a system without sudo, tells them to install as root, never through sudo', () => {
-    const f = fake(['/usr/bin/python3', '/usr/bin/script'], { managers: ['apt-get'] });
+    const f = fake(['/usr/bin/python3', '/usr/bin/script', '/usr/bin/pg_ctl'], { managers: ['apt-get'] });
     const r = setup(f, 'test', 'user');
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');

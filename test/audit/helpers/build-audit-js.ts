@@ -8,13 +8,13 @@ const IMPORT = /\bfrom\s+'(\.{1,2}\/[^']+)\.js'/g;
 
 /**
  * Child processes cannot import TypeScript on Node 20, and dist/ may be stale or mid-build by others: transpile
- * `src/audit/index.ts` and every local module it imports into a folder under the repo (so `node_modules`
+ * `src/audit/index.ts` (or another `module` under src/) and every local module it imports into a folder under the repo (so `node_modules`
  * resolves), for writer processes to import. Returns the built `audit/index.js` and a cleanup function.
  */
-export function buildAuditJs(): { entry: string; cleanup: () => void } {
+export function buildAuditJs(module = 'audit/index'): { entry: string; cleanup: () => void } {
   const src = join(root, 'src');
   const out = join(root, '.vitest-tmp', `audit-js-${process.pid}-${Date.now()}`);
-  const pending = [join(src, 'audit', 'index.ts')];
+  const pending = [join(src, `${module}.ts`)];
   const done = new Set<string>();
   while (pending.length > 0) {
     const file = pending.pop()!;
@@ -34,7 +34,7 @@ export function buildAuditJs(): { entry: string; cleanup: () => void } {
     writeFileSync(target, outputText);
   }
   return {
-    entry: join(out, 'audit', 'index.js'),
+    entry: join(out, `${module}.js`),
     cleanup: () => rmSync(out, { recursive: true, force: true }),
   };
 }

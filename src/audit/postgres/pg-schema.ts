@@ -1,0 +1,80 @@
+import { EVENT_TYPES } from '../event-types.js';
+
+/** The schema the audit tables live in. */
+export const PG_SCHEMA = 'skills_mcp';
+/** `pg_advisory_xact_lock` key that serializes appends: held from reading the head until COMMIT. */
+export const CHAIN_LOCK = 7_316_946_801_001;
+/** Held while migrating, so replicas starting together migrate once. */
+export const MIGRATION_LOCK = 7_316_946_801_002;
+
+const types = EVENT_TYPES.map((t) => `'${t}'`).join(', ');
+const HEX64 = `'^[0-9a-f]{64}$'`;
+
+/** Triggers that make `table` append-only for every role, its owner included. */
+const refuseChanges = (table: string) =>
+  ['UPDATE', 'DELETE', 'TRUNCATE']
+    .map(
+      (op) =>
+        `CREATE TRIGGER ${table}_no_${op.toLowerCase()} BEFORE ${op} ON ${PG_SCHEMA}.${table} ` +
+        `FOR EACH ${op === 'TRUNCATE' ? 'STATEMENT' : 'ROW'} EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_refuse();`,
+    )
+    .join('\n');
+
+/**
+ * Numbered migrations; each runs once, in one transaction, as the role that owns the tables (not the server's
+ * role). `payload` is text, not jsonb: it holds the canonical JSON exactly as hashed.
+ */
+export const PG_MIGRATIONS: readonly string[] = [
+  `
+  CREATE TABLE ${PG_SCHEMA}.audit_events (
+    event_id   bigint PRIMARY KEY CHECK (event_id >= 1),
+    ts         bigint NOT NULL,
+    session_id text   NOT NULL,
+    call_id    text,
+    type       text   NOT NULL CHECK (type IN (${types})),
+    payload    text   NOT NULL,
+    prev_hash  text   NOT NULL CHECK (prev_hash ~ ${HEX64}),
+    hash       text   NOT NULL UNIQUE CHECK (hash ~ ${HEX64})
+  );
+  CREATE INDEX audit_events_call ON ${PG_SCHEMA}.audit_events (call_id) WHERE call_id IS NOT NULL;
+  CREATE INDEX audit_events_session ON ${PG_SCHEMA}.audit_events (session_id);
+
+  -- Append-only, whoever asks: UPDATE, DELETE and TRUNCATE raise; an INSERT must extend the chain.
+  CREATE FUNCTION ${PG_SCHEMA}.audit_events_refuse() RETURNS trigger LANGUAGE plpgsql AS $$
+  BEGIN
+    RAISE EXCEPTION 'audit records are append-only: % refused', TG_OP USING ERRCODE = 'insufficient_privilege';
+  END $$;
+  ${refuseChanges('audit_events')}
+
+  CREATE FUNCTION ${PG_SCHEMA}.audit_events_extend() RETURNS trigger LANGUAGE plpgsql AS $$
+  DECLARE
+    last_id bigint;
+    last_hash text;
+  BEGIN
+    PERFORM pg_advisory_xact_lock(${CHAIN_LOCK});
+    SELECT event_id, hash INTO last_id, last_hash FROM ${PG_SCHEMA}.audit_events ORDER BY event_id DESC LIMIT 1;
+    IF NEW.event_id <> coalesce(last_id, 0) + 1 OR NEW.prev_hash <> coalesce(last_hash, repeat('0', 64)) THEN
+      RAISE EXCEPTION 'audit event % does not extend the chain (head is %)', NEW.event_id, coalesce(last_id, 0)
+        USING ERRCODE = 'integrity_constraint_violation';
+    END IF;
+    RETURN NEW;
+  END $$;
+  CREATE TRIGGER audit_events_extend BEFORE INSERT ON ${PG_SCHEMA}.audit_events
+    FOR EACH ROW EXECUTE FUNCTION ${PG_SCHEMA}.audit_events_extend();
+
+  REVOKE ALL ON ${PG_SCHEMA}.audit_events FROM PUBLIC;
+  `,
+  `
+  -- The copies of the signed chain heads (anchors) the server also appends to a file outside the database: the
+  -- newest row is the newest anchor written. Append-only like the events.
+  CREATE TABLE ${PG_SCHEMA}.anchor_copies (
+    seq    bigint PRIMARY KEY CHECK (seq >= 1),
+    record text   NOT NULL
+  );
+  ${refuseChanges('anchor_copies')}
+  REVOKE ALL ON ${PG_SCHEMA}.anchor_copies FROM PUBLIC;
+  `,
+];
+
+/** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
+export const PG_TABLES = ['audit_events', 'anchor_copies'] as const;
