@@ -9,6 +9,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { values: Partial<ConfigI
   if (env.SKILLS_MCP_AUDIT) values.audit = env.SKILLS_MCP_AUDIT;
   if (env.SKILLS_MCP_LOG_LEVEL) values.log_level = env.SKILLS_MCP_LOG_LEVEL;
   if (env.SKILLS_MCP_MAX_MESSAGE_BYTES) values.max_message_bytes = Number(env.SKILLS_MCP_MAX_MESSAGE_BYTES);
+  if (env.SKILLS_MCP_STATE_KEY_FILE) values.http = { state_key_file: env.SKILLS_MCP_STATE_KEY_FILE };
   if (env.SKILLS_MCP_NO_ELICITATION === '1' || env.SKILLS_MCP_NO_ELICITATION === 'true')
     values.elicitation = false;
   return env.SKILLS_MCP_CONFIG ? { values: values, configFile: env.SKILLS_MCP_CONFIG } : { values: values };

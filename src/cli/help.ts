@@ -88,11 +88,12 @@ Options:
   --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token
   --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
   --token-file FILE     file holding the bearer token HTTP clients must send (or SKILLS_MCP_TOKEN)
+  --state-key-file FILE secret (hex, >= 32 bytes, mode 600/640) replicas share to sign approval round trips
   --max-message-bytes N largest message read over stdio (default 16777216, 16 MiB)
 
 Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TOOLS, SKILLS_MCP_WORKSPACE,
 SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
-SKILLS_MCP_TOKEN (HTTP bearer token).
+SKILLS_MCP_TOKEN (HTTP bearer token), SKILLS_MCP_STATE_KEY_FILE.
 Flags beat env, env beats the file.`,
   runs: `Usage: skills-mcp runs prune [--older-than DAYS] [--dry-run] [--audit PATH] [--config FILE]
 

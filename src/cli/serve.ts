@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
+import { isSkillsError } from '../errors.js';
 import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
 import { startConsoleIfEnabled } from './approval-console.js';
 import { createServices } from './create-services.js';
+import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
 import { watchCatalog } from '../skills/watch-catalog.js';
@@ -31,6 +33,7 @@ export const SERVE_OPTIONS = {
   host: { type: 'string' },
   port: { type: 'string' },
   'token-file': { type: 'string' },
+  'state-key-file': { type: 'string' },
   'max-message-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -71,6 +74,7 @@ async function serve(
     host: values.host,
     port: values.port === undefined ? undefined : Number(values.port),
     token_file: values['token-file'],
+    state_key_file: values['state-key-file'],
   });
   if (Object.keys(http).length > 0) flags.http = http;
   if (values['approval-console']) flags.approval = { console: true };
@@ -82,6 +86,15 @@ async function serve(
     io.err(
       'skills-mcp: no skills folder given.\n  Pass --skills DIR (repeatable), set SKILLS_MCP_SKILLS, or list `skills:` in skills-mcp.yaml.\n',
     );
+    return 2;
+  }
+  let stateSecret: Buffer | undefined;
+  try {
+    if (config.http.state_key_file !== undefined)
+      stateSecret = readStateKey(config.http.state_key_file, io.cwd);
+  } catch (e) {
+    if (!isSkillsError(e) || e.code !== 'CONFIG_INVALID') throw e;
+    io.err(`skills-mcp: invalid configuration\n  http.state_key_file: ${e.message}\n  ${e.hint ?? ''}\n`);
     return 2;
   }
   const log = createLogger(config.log_level);
@@ -111,7 +124,13 @@ async function serve(
     runner: services.runner,
     ...(approvalConsole === undefined ? {} : { console: approvalConsole.console }),
     ...(skillsExtension === undefined ? {} : { skillsExtension }),
+    ...(stateSecret === undefined ? {} : { stateSecret }),
   });
+  if (stateSecret !== undefined) {
+    // The server keeps only the key derived from it.
+    stateSecret.fill(0);
+    log.info({ file: config.http.state_key_file }, 'approval round trips signed with the shared state key');
+  }
   // Probe the sandbox once the server is up (off the first request's path), so problems show in the log early.
   const probeTimer = setTimeout(() => {
     void services

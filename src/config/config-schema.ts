@@ -215,6 +215,13 @@ export const ConfigSchema = z.strictObject({
         .min(1)
         .optional()
         .describe('File holding the bearer token (flag --token-file; or env SKILLS_MCP_TOKEN).'),
+      state_key_file: z
+        .string()
+        .min(1)
+        .optional()
+        .describe(
+          'File holding the secret every replica shares to sign approval round trips of 2026-07-28 clients (flag --state-key-file; env SKILLS_MCP_STATE_KEY_FILE): at least 32 bytes as hex (`openssl rand -hex 32`), mode 600 (or 640). Default: a random key per process, so a retry must reach the same process.',
+        ),
       allowed_hosts: z
         .array(z.string().min(1))
         .default([])

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import {
   createRequestStateCodec,
   McpServer,
@@ -12,6 +11,7 @@ import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';
 import { skillPrompt } from './prompts/skill-prompt.js';
+import { requestStateKey } from './request-state-key.js';
 import { runArtifactsResource } from './resources/run-artifacts.js';
 import { skillFilesResource } from './resources/skill-files.js';
 import type { ServerDeps } from './server-deps.js';
@@ -47,8 +47,8 @@ interface Live {
 export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const live = new Set<Live>();
   const listeners = new Set<(diff: CatalogDiff) => void>();
-  // Signs the call id carried across an approval round trip (requestState); per process, never stored.
-  const stateKey = randomBytes(32);
+  // Signs the call id carried across an approval round trip (requestState); never stored or logged.
+  const stateKey = requestStateKey(deps.stateSecret);
   const runner = deps.runner;
   const withRunner = runner === undefined ? undefined : { ...deps, runner };
 

@@ -18,4 +18,9 @@ export interface ServerDeps {
   console?: ApprovalConsole;
   /** The MCP Skills extension, when it is on (its module is loaded only then). */
   skillsExtension?: SkillsExtensionState;
+  /**
+   * The secret replicas share to sign `requestState`, so an approval's retry may land on any of them. Without it
+   * the key is random per process. Never logged, audited or passed to a script.
+   */
+  stateSecret?: Uint8Array;
 }

@@ -269,7 +269,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     const p = pending.get(callId);
     if (p === undefined || p.session.info.id !== info.id) {
       const text =
-        'This approval is no longer pending: it was already answered, it timed out, or the server restarted. ' +
+        'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
+        'or another server process (replica) asked it and keeps it. ' +
         'Nothing was run by this request. Call the tool again to ask anew.';
       return Promise.resolve(refused('denied', text, 'APPROVAL_DENIED'));
     }

@@ -120,13 +120,17 @@ const NAMESPACE_REFUSED =
 const UID_MAP_REFUSED = /setting up uid map: (Permission denied|Operation not permitted)/i;
 /** The mounts bwrap makes inside its namespace: AppArmor's `mount` rules, a masked /proc. */
 const MOUNT_REFUSED = /Failed to make \/ slave|Can't mount proc|pivot_root|Failed to mount tmpfs|mount/i;
+/** Inside its namespaces, a call the container's seccomp profile keeps for CAP_SYS_ADMIN (Podman's default). */
+const SYSCALL_REFUSED = /Can't set hostname/i;
 
 function containerDiagnosis(runtime: ContainerRuntime, stderr: string, detail: string): Diagnosis {
   const what = /Can't mount proc/i.test(stderr)
     ? '/proc is masked, so bubblewrap cannot mount its own'
-    : /Failed to make \/ slave|mount|pivot_root/i.test(stderr)
-      ? 'its AppArmor profile refuses the mounts'
-      : 'its seccomp profile (or AppArmor) refuses new user namespaces';
+    : SYSCALL_REFUSED.test(stderr)
+      ? 'its seccomp profile refuses the calls bubblewrap makes in its namespaces (sethostname first)'
+      : /Failed to make \/ slave|mount|pivot_root/i.test(stderr)
+        ? 'its AppArmor profile refuses the mounts'
+        : 'its seccomp profile (or AppArmor) refuses new user namespaces';
   const name = RUNTIME_NAMES[runtime];
   return {
     code: 'nested-container',
@@ -186,6 +190,8 @@ export function diagnoseBwrapFailure(stderr: string, facts: HostFacts, bwrap = '
       detail,
     };
   }
+  if (SYSCALL_REFUSED.test(stderr) && facts.container !== undefined)
+    return containerDiagnosis(facts.container, stderr, detail);
   if (MOUNT_REFUSED.test(stderr) || UID_MAP_REFUSED.test(stderr)) {
     if (facts.container !== undefined) return containerDiagnosis(facts.container, stderr, detail);
     return {

@@ -31,6 +31,7 @@ const BWRAP = {
   uidMap: 'bwrap: setting up uid map: Permission denied',
   slave: 'bwrap: Failed to make / slave: Permission denied',
   proc: "bwrap: Can't mount proc on /newroot/proc: Operation not permitted",
+  hostname: "bwrap: Can't set hostname to sandbox: Operation not permitted",
 };
 
 const HOST: HostFacts = { maxUserNamespaces: '63766', unprivilegedUsernsClone: '1', distro: ['debian'] };
@@ -101,6 +102,14 @@ const CAUSES: Cause[] = [
     code: 'nested-container',
     message: /inside this Podman container: \/proc is masked, so bubblewrap cannot mount its own/,
     fix: /podman run --security-opt unmask=ALL/,
+  },
+  {
+    name: 'Podman default seccomp profile',
+    stderr: BWRAP.hostname,
+    facts: { ...HOST, container: 'podman' },
+    code: 'nested-container',
+    message: /inside this Podman container: its seccomp profile refuses the calls bubblewrap makes/,
+    fix: /podman run --security-opt unmask=ALL --security-opt seccomp=unconfined/,
   },
   {
     name: 'Kubernetes pod',
