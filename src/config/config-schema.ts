@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ApprovalConfigSchema } from './approval-schema.js';
 import { DependenciesConfigSchema } from './dependencies-schema.js';
+import { OAuthConfigSchema } from './oauth-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -202,7 +203,7 @@ export const ConfigSchema = z.strictObject({
         .string()
         .min(1)
         .default('127.0.0.1')
-        .describe('Bind address (flag --host). Not loopback ⇒ a token is required.'),
+        .describe('Bind address (flag --host). Not loopback ⇒ a token or `oauth` is required.'),
       port: z
         .number()
         .int()
@@ -215,6 +216,7 @@ export const ConfigSchema = z.strictObject({
         .min(1)
         .optional()
         .describe('File holding the bearer token (flag --token-file; or env SKILLS_MCP_TOKEN).'),
+      oauth: OAuthConfigSchema.optional(),
       allowed_hosts: z
         .array(z.string().min(1))
         .default([])
@@ -279,6 +281,10 @@ export const ConfigSchema = z.strictObject({
         .describe(
           '/healthz shows session and in-flight counts without a token (with a token configured, only to callers presenting it).',
         ),
+    })
+    .refine((h) => h.token_file === undefined || h.oauth === undefined, {
+      path: ['oauth'],
+      message: 'use either a bearer token (token_file) or oauth, not both',
     })
     .prefault({})
     .describe('Streamable HTTP transport.'),
