@@ -90,6 +90,7 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
       [
         { id: 'alice', groups: ['ops'] },
         { id: 'bob', groups: ['dev'] },
+        { id: 'carol', groups: [] },
       ],
       SCOPES,
     );
@@ -235,6 +236,40 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
       expect(bob.asked.count).toBe(1);
     },
   );
+
+  it("Carol's \"deny and stop\" stops Carol's runs, not Bob's", async () => {
+    const carol = await personClient(url, 'auto', await mint('carol'), 'abort');
+    const bob = await personClient(url, 'auto', await mint('bob'), 'approved');
+    clients.push(carol, bob);
+    const input = { name: 'echo', arguments: { text: 'stop' } };
+    expect((await carol.client.callTool(input)).isError).toBe(true);
+    const again = await carol.client.callTool({ name: 'echo', arguments: { text: 'other input' } });
+    expect(again.isError).toBe(true);
+    expect(carol.asked.count).toBe(1);
+    const r = await bob.client.callTool(input);
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(bob.asked.count).toBe(1);
+  });
+
+  it("answers Alice's older-era session to Alice's tokens only", async () => {
+    const aliceToken = await mint('alice');
+    const sid = (await fetch(url, initialize(aliceToken))).headers.get('mcp-session-id')!;
+    const list = (token: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${token}`,
+          'mcp-session-id': sid,
+          'mcp-protocol-version': '2025-11-25',
+        },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list' }),
+      });
+    expect((await list(await mint('bob'))).status).toBe(404);
+    // Another token of Alice's (here: narrower) is still Alice.
+    expect((await list(await mint('alice', 'skills:read'))).status).toBe(200);
+  });
 
   it("a rule for Alice's group runs her call without asking, and not Bob's", async () => {
     const alice = await personClient(url, 'auto', await mint('alice'));
