@@ -4,7 +4,10 @@ import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callDetail } from '../../src/console/call-detail-view.js';
+import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
+import { waitFor } from '../helpers/stdio-client.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
 import { connectClient, type Connected, type Era } from '../http/helpers/connect-client.js';
 import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
@@ -67,16 +70,16 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
     return t;
   };
 
-  const start = async (extra = '') => {
+  const start = async (o: { oauth?: string; approval?: string; args?: string[] } = {}) => {
     const port = await freePort();
     resource = `http://127.0.0.1:${port}/mcp`;
     writeFileSync(
       fx.configFile,
-      'approval:\n  mode: ask\n  rules:\n' +
+      `approval:\n  mode: ask\n${o.approval ?? ''}  rules:\n` +
         '    - { skill: writer, caller: { groups: [ops] }, action: allow }\n' +
-        `http:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${resource}\n${extra}`,
+        `http:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${resource}\n${o.oauth ?? ''}`,
     );
-    server = spawnCli(['--http', '--port', String(port), ...fx.args]);
+    server = spawnCli(['--http', '--port', String(port), ...fx.args, ...(o.args ?? [])]);
     url = await servedUrl(server);
   };
   const stop = async () => {
@@ -333,7 +336,7 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
   });
 
   it('records only the digest of each subject with hash_subjects', async () => {
-    await start('    hash_subjects: true\n');
+    await start({ oauth: '    hash_subjects: true\n' });
     const alice = await personClient(url, 'auto', await mint('alice'));
     clients.push(alice);
     const r = await alice.client.callTool({ name: 'writer', arguments: {} });
@@ -344,5 +347,31 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
       .filter((e) => e.type === 'tool_call_requested')
       .at(-1);
     expect(last?.payload.caller).toEqual({ issuer: idp.issuer, subject_sha256: digest });
+  });
+  it('shows the caller on the approval console, and records the console as the approver', async () => {
+    await start({
+      approval: '  console: true\n  console_open_browser: false\n  console_wait_ms: 20000\n',
+      args: ['--no-elicitation'],
+    });
+    const alice = await personClient(url, 'auto', await mint('alice'));
+    clients.push(alice);
+    const pending = alice.client.callTool({ name: 'echo', arguments: { text: 'via console' } });
+    await waitFor(() => server.stderr().includes('approval console ready'), 10_000, 'the console');
+    const base = consoleBase(fx.auditPath);
+    let link: string | undefined;
+    for (let i = 0; link === undefined && i < 200; i++) {
+      link = (await pendingLinks(base))[0];
+      if (link === undefined) await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await rawRequest(link!)).body).toMatch(/by <code>alice<\/code>/);
+    expect((await postDecision(link!, 'approved')).status).toBe(303);
+    const r = await pending;
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(alice.asked.count).toBe(0);
+    await stop();
+    const decided = auditEvents(fx.auditPath)
+      .filter((e) => e.type === 'approval_decided')
+      .at(-1);
+    expect(decided?.payload).toMatchObject({ channel: 'console', approver: { kind: 'console' } });
   });
 });
