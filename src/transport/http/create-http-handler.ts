@@ -42,9 +42,10 @@ const TOO_MANY: Refusal = {
 /**
  * The request pipeline. Every path first passes the Host/Origin guard (400 malformed Host, 403). `/healthz`: status
  * for anyone, counts only with the token (or, without a token configured, when `healthDetails` is on). With OAuth,
- * `/.well-known/oauth-protected-resource[/…]`: the metadata, for anyone. `/mcp`: token (401, 403 without the read
- * scope, 503 when the issuer cannot be reached) → shutting down (503, except live legacy sessions) → method (405) → body read (bounded by the server's
- * request timeout) → per-client concurrency (429) → the dual-era endpoint. A request only counts against its client
+ * `/.well-known/oauth-protected-resource[/…]`: the metadata, for anyone. `/mcp`: token (401; with OAuth also 403
+ * without the read scope, 503 while the issuer cannot be reached) → shutting down (503, except live legacy
+ * sessions) → method (405) → body read (bounded by the server's request timeout) → per-client concurrency (429) →
+ * the dual-era endpoint. A request only counts against its client
  * once its body is in, so slow senders hold nobody's slots. Unexpected errors are logged with a reference id; the
  * client only sees the id.
  */

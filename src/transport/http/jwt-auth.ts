@@ -26,7 +26,7 @@ class IssuerUnavailable extends Error {}
 const invalid = (description: string) => new OAuthError(OAuthErrorCode.InvalidToken, description);
 
 /** What a refused token is told, per jose error: the claim or check that failed, never the token. */
-function describe(err: errors.JOSEError): string {
+function whyRefused(err: errors.JOSEError): string {
   if (err instanceof errors.JWTExpired) return 'the token has expired';
   if (err instanceof errors.JWTClaimValidationFailed) {
     if (err.claim === 'iss') return 'the token was not issued by the configured issuer';
@@ -77,7 +77,7 @@ const groupsOf = (value: unknown): string[] => {
 };
 
 /** The principal of a signed-in caller: a digest of issuer and subject (the audit log keeps its own digest of it). */
-export const callerPrincipal = (issuer: string, subject: string): string =>
+const callerPrincipal = (issuer: string, subject: string): string =>
   createHash('sha256').update(`${issuer}\n${subject}`, 'utf8').digest('hex').slice(0, 32);
 
 /**
@@ -85,7 +85,7 @@ export const callerPrincipal = (issuer: string, subject: string): string =>
  * (fetched on first need, refreshed by jose when an unknown key id shows up), `iss`, `aud` = this resource, `exp`,
  * `nbf`, then a subject. The caller is the token's issuer and subject; the groups come from the groups claim.
  */
-export function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier {
+function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier {
   let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   const jwks = () =>
     (keys ??= (async () => {
@@ -108,13 +108,15 @@ export function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVe
           requiredClaims: ['exp'],
         }));
       } catch (err) {
-        // Specific jose errors are about the token; anything else (network, timeouts) is about the issuer.
+        // Specific jose errors are about the token; anything else (network, timeouts, a broken key set) is about
+        // the issuer.
         if (
           err instanceof errors.JOSEError &&
           err.code !== 'ERR_JOSE_GENERIC' &&
-          !(err instanceof errors.JWKSTimeout)
+          !(err instanceof errors.JWKSTimeout) &&
+          !(err instanceof errors.JWKSInvalid)
         )
-          throw invalid(describe(err));
+          throw invalid(whyRefused(err));
         if (err instanceof IssuerUnavailable) throw err;
         throw new IssuerUnavailable('the issuer keys cannot be fetched', { cause: err });
       }

@@ -17,7 +17,7 @@ import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
 import { createMemoryReclaimer } from './memory-reclaimer.js';
 import { openFileLimit } from './open-file-limit.js';
-import { protectedResource, type ProtectedResource } from './protected-resource.js';
+import { protectedResource } from './protected-resource.js';
 import { createRequestGuard, hostnameOf } from './request-guard.js';
 
 export interface HttpServeOptions {
@@ -96,13 +96,13 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
       },
     );
   }
-  const pr: ProtectedResource | undefined = oauth === undefined ? undefined : protectedResource(oauth);
+  const pr = oauth === undefined ? undefined : protectedResource(oauth);
   const authenticate: Authenticate | undefined =
-    oauth !== undefined && pr !== undefined
+    pr !== undefined && oauth !== undefined
       ? createJwtAuth(oauth, pr, log)
-      : token === undefined
-        ? undefined
-        : createStaticTokenAuth(token);
+      : token !== undefined
+        ? createStaticTokenAuth(token)
+        : undefined;
   // Clients reach an OAuth resource at its configured URL: that name is this server's, whatever the bind address.
   const resourceHost = oauth === undefined ? undefined : hostnameOf(new URL(oauth.resource).host);
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
