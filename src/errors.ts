@@ -22,6 +22,8 @@ export type ErrorCode =
   /** Approved in the console, but the tool was not called again before the approval timed out. */
   | 'APPROVAL_UNCLAIMED'
   | 'POLICY_DENIED'
+  /** The caller's access token lacks the scope this call needs (e.g. skills:run for a call that runs a script). */
+  | 'SCOPE_MISSING'
   | 'STALE_BINDING'
   /** Too many sandboxed runs at once (server memory budget or per-session cap): nothing ran. */
   | 'RUNS_BUSY'

@@ -63,6 +63,34 @@ export const FinishStatusSchema = z
   .enum(['ok', 'error', 'timeout', 'cancelled', 'denied', 'invalid', 'sandbox_denied', 'stale_binding'])
   .describe('How the call ended');
 
+/**
+ * A signed-in caller (HTTP with OAuth) as the log holds it: the issuer, and the subject, or only the subject's
+ * sha256 when the operator asked for that (`http.oauth.hash_subjects`). Never a token, never the groups.
+ */
+export const CallerRecordSchema = z
+  .strictObject({
+    issuer: z.string().min(1).max(2048).describe('Issuer of the access token (`iss`)'),
+    subject: z.string().min(1).max(256).optional().describe('Subject of the access token'),
+    subject_sha256: Sha256Schema.optional().describe(
+      'sha256 of the subject (UTF-8), when subjects are hashed',
+    ),
+  })
+  .refine((c) => (c.subject === undefined) !== (c.subject_sha256 === undefined), {
+    message: 'exactly one of subject and subject_sha256',
+  })
+  .describe('Who called: the signed-in caller');
+
+export const ApproverSchema = z
+  .strictObject({
+    kind: z
+      .enum(['caller', 'console', 'terminal'])
+      .describe(
+        "Where the person answered: the caller's own client (MCP elicitation), the approval console, the terminal",
+      ),
+    caller: CallerRecordSchema.optional().describe('The signed-in caller who answered in their client'),
+  })
+  .describe('Who decided: set when a person answered');
+
 export const SessionStartedPayloadSchema = z.strictObject({
   transport: z.enum(['stdio', 'http', 'cli']).describe('How the client reached us'),
   server_version: z.string().min(1).max(64).describe('skills-mcp version'),
@@ -77,6 +105,7 @@ export const SessionStartedPayloadSchema = z.strictObject({
   principal_sha256: Sha256Schema.optional().describe(
     'sha256 of the authenticated principal (HTTP), never a token',
   ),
+  caller: CallerRecordSchema.optional().describe('The signed-in caller of the session (HTTP with OAuth)'),
   owner: z
     .strictObject({
       pid: z.int().min(1).describe('Process id of the server that owns the session'),
@@ -113,6 +142,9 @@ export const ToolCallRequestedPayloadSchema = z
     valid: z.boolean().describe('Whether the input validated against the tool schema'),
     read_only: z.boolean().optional().describe('True for tools that never run code'),
     error_code: Code.optional().describe('Why the request is invalid (SkillsError code)'),
+    caller: CallerRecordSchema.optional().describe(
+      'The signed-in caller who made the call (HTTP with OAuth)',
+    ),
   })
   .transform(({ input_keys, input_keys_omitted, ...rest }) => {
     const { kept, omitted } = auditKeyNames(input_keys, input_keys_omitted);
@@ -141,6 +173,7 @@ export const ApprovalDecidedPayloadSchema = z.strictObject({
   decision: ApprovalDecisionSchema,
   reason: ApprovalReasonSchema,
   channel: ApprovalChannelSchema,
+  approver: ApproverSchema.optional(),
 });
 
 export const LoopGuardTrippedPayloadSchema = z.strictObject({
@@ -282,3 +315,5 @@ export type ApprovalReason = z.infer<typeof ApprovalReasonSchema>;
 export type ApprovalChannel = z.infer<typeof ApprovalChannelSchema>;
 export type FinishStatus = z.infer<typeof FinishStatusSchema>;
 export type Artifact = z.infer<typeof ArtifactSchema>;
+export type CallerRecord = z.infer<typeof CallerRecordSchema>;
+export type Approver = z.infer<typeof ApproverSchema>;

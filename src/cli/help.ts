@@ -85,10 +85,12 @@ Options:
   --no-watch            do not reload skills when their files change
   --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default info)
   --http                serve Streamable HTTP instead of stdio
-  --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token
+  --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token or OAuth
   --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
   --token-file FILE     file holding the bearer token HTTP clients must send (or SKILLS_MCP_TOKEN)
   --state-key-file FILE secret (hex, >= 32 bytes, mode 600/640) replicas share to sign approval round trips
+  --oauth-issuer URL    sign-in instead of a token: accept JWT access tokens of this issuer (http.oauth)…
+  --oauth-resource URL  …issued for this server's MCP endpoint URL (their audience), e.g. https://host/mcp
   --max-message-bytes N largest message read over stdio (default 16777216, 16 MiB)
 
 Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TOOLS, SKILLS_MCP_WORKSPACE,

@@ -52,6 +52,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
       host: config.http.host,
       port: config.http.port,
       token,
+      oauth: config.http.oauth,
       allowedHosts: config.http.allowed_hosts,
       allowedOrigins: config.http.allowed_origins,
       limits: {
@@ -66,8 +67,9 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
       },
       onSessionEnd: (session, reason) => ctx.runner.endSession(session, reason),
     });
-    log.info({ url: serving.url, auth: token === undefined ? 'none' : 'bearer' }, 'serving Streamable HTTP');
-    if (token === undefined && config.approval.http_elicitation === 'any') {
+    const auth = config.http.oauth !== undefined ? 'oauth' : token === undefined ? 'none' : 'bearer';
+    log.info({ url: serving.url, auth }, 'serving Streamable HTTP');
+    if (auth === 'none' && config.approval.http_elicitation === 'any') {
       log.warn(
         'approval.http_elicitation is "any" and there is no token: any local program that reaches the port, ' +
           "the model's own HTTP client included, can answer the approval form and run skills it asked for " +

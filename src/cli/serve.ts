@@ -34,6 +34,8 @@ export const SERVE_OPTIONS = {
   port: { type: 'string' },
   'token-file': { type: 'string' },
   'state-key-file': { type: 'string' },
+  'oauth-issuer': { type: 'string' },
+  'oauth-resource': { type: 'string' },
   'max-message-bytes': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
@@ -69,14 +71,17 @@ async function serve(
     max_message_bytes:
       values['max-message-bytes'] === undefined ? undefined : Number(values['max-message-bytes']),
   }) as Partial<ConfigInput>;
+  // Layered key by key onto the file's `http.oauth`: a flag may set the resource of an issuer the file names.
+  const oauth = defined({ issuer: values['oauth-issuer'], resource: values['oauth-resource'] });
   const http = defined({
     enabled: values.http,
     host: values.host,
     port: values.port === undefined ? undefined : Number(values.port),
     token_file: values['token-file'],
     state_key_file: values['state-key-file'],
+    oauth: Object.keys(oauth).length === 0 ? undefined : oauth,
   });
-  if (Object.keys(http).length > 0) flags.http = http;
+  if (Object.keys(http).length > 0) flags.http = http as ConfigInput['http'];
   if (values['approval-console']) flags.approval = { console: true };
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;

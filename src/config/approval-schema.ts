@@ -10,6 +10,7 @@ import * as z from 'zod';
  *     - { skill: pdf, script: scripts/fill_form.py, action: allow }
  *     - { skill: pdf, action: ask }
  *     - { skill: 'untrusted-*', action: deny }
+ *     - { skill: deploy, caller: { groups: [ops] }, action: allow }   # signed-in callers (http.oauth) only
  *   high_risk: ask
  *   fallback: rules-only   # clients that cannot show the approval form: let the rules decide
  * ```
@@ -46,6 +47,26 @@ export const DEFAULT_SECRET_NAMES = [
 
 const noDotDot = (p: string): boolean => !p.split('/').includes('..');
 
+const ClaimValue = z.string().min(1).max(256);
+
+export const CallerConditionSchema = z
+  .strictObject({
+    subjects: z
+      .array(ClaimValue)
+      .max(1000)
+      .default([])
+      .describe('Subjects (the `sub` claim, or `http.oauth.subject_claim`) this rule is for.'),
+    groups: z
+      .array(ClaimValue)
+      .max(1000)
+      .default([])
+      .describe('Groups (from `http.oauth.groups_claim`) this rule is for.'),
+  })
+  .refine((c) => c.subjects.length + c.groups.length > 0, 'list at least one subject or group')
+  .describe('Who a rule is for: a signed-in caller whose subject is listed or who is in a listed group.');
+
+export type CallerCondition = z.infer<typeof CallerConditionSchema>;
+
 export const ApprovalRuleSchema = z
   .strictObject({
     skill: z
@@ -65,11 +86,16 @@ export const ApprovalRuleSchema = z
           'segment, `**` across segments; a pattern without "/" also matches the file name alone. Omit to ' +
           'match every script of the skill.',
       ),
+    caller: CallerConditionSchema.optional().describe(
+      "Only for these signed-in callers (HTTP with `http.oauth`): the rule matches when the caller's subject is " +
+        'listed or the caller is in a listed group. A rule with a caller never matches a request without a ' +
+        'signed-in caller (stdio, a static token, no token).',
+    ),
     action: z
       .enum(POLICY_ACTIONS)
       .describe('allow: run without asking; ask: ask a person first; deny: never run.'),
   })
-  .describe('One policy rule: which skill (and optionally which script) and what to do.');
+  .describe('One policy rule: which skill (and optionally which script and caller) and what to do.');
 
 export type ApprovalRule = z.infer<typeof ApprovalRuleSchema>;
 
@@ -132,7 +158,7 @@ export const ApprovalConfigSchema = z
       .describe(
         "Over HTTP, when an answer in the client's own approval form (MCP elicitation) counts as a person's " +
           'approval. token (default): only when the server has a bearer token (SKILLS_MCP_TOKEN or ' +
-          '--token-file), so every request is authenticated; without one the approval console decides if it is ' +
+          '--token-file) or signs callers in (http.oauth), so every request is authenticated; without one the approval console decides if it is ' +
           'on, else the call is refused. any: also without a token; then any local program that reaches the ' +
           "port, the model's own HTTP client included, can approve its own calls (single-user machines only). " +
           'stdio is not affected.',

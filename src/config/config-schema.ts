@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import { ApprovalConfigSchema } from './approval-schema.js';
 import { DependenciesConfigSchema } from './dependencies-schema.js';
+import { OAuthConfigSchema } from './oauth-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -202,7 +203,7 @@ export const ConfigSchema = z.strictObject({
         .string()
         .min(1)
         .default('127.0.0.1')
-        .describe('Bind address (flag --host). Not loopback ⇒ a token is required.'),
+        .describe('Bind address (flag --host). Not loopback ⇒ a token or `oauth` is required.'),
       port: z
         .number()
         .int()
@@ -222,6 +223,7 @@ export const ConfigSchema = z.strictObject({
         .describe(
           'File holding the secret every replica shares to sign approval round trips of 2026-07-28 clients (flag --state-key-file; env SKILLS_MCP_STATE_KEY_FILE): at least 32 bytes as hex (`openssl rand -hex 32`), mode 600 (or 640). Default: a random key per process, so a retry must reach the same process.',
         ),
+      oauth: OAuthConfigSchema.optional(),
       allowed_hosts: z
         .array(z.string().min(1))
         .default([])
@@ -286,6 +288,10 @@ export const ConfigSchema = z.strictObject({
         .describe(
           '/healthz shows session and in-flight counts without a token (with a token configured, only to callers presenting it).',
         ),
+    })
+    .refine((h) => h.token_file === undefined || h.oauth === undefined, {
+      path: ['oauth'],
+      message: 'use either a bearer token (token_file) or oauth, not both',
     })
     .prefault({})
     .describe('Streamable HTTP transport.'),

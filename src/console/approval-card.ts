@@ -70,7 +70,8 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     <dd>${inputFacts(v, d, callLink)}</dd>
     <dt>Asked</dt>
     <dd>
-      ${formatTime(a.askedAt)} · session ${short(a.session.id, 8)} · call
+      ${formatTime(a.askedAt)}${a.session.caller === undefined ? '' : html` by <code>${shown(a.session.caller.subject, 80)}</code>`}
+      · session ${short(a.session.id, 8)} · call
       <a href="${callLink}">${a.callId.slice(0, 8)}</a>
     </dd>
   </dl>`;

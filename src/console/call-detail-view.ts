@@ -2,6 +2,7 @@ import type { AuditEvent } from '../audit/types.js';
 import type { CallDetail } from '../audit/types.js';
 import type { EventType } from '../audit/event-types.js';
 import { callStatus, decisionLine, evidenceLine, sandboxEvidence } from './calls-view.js';
+import { callerLine, callerOfCall } from './caller-view.js';
 import { badge, formatDuration, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 import { escapeForDisplay } from '../escape-for-display.js';
@@ -66,6 +67,8 @@ export function callDetail(d: CallDetail, base: string, pending?: ApprovalView):
         </dd>
         <dt>Requested</dt>
         <dd>${formatTime(c.requestedTs)} · session ${short(c.sessionId, 8)}</dd>
+        <dt>Caller</dt>
+        <dd>${callerLine(callerOfCall(d))}</dd>
         <dt>Duration</dt>
         <dd>${formatDuration(c.durationMs)}</dd>
         <dt>Input</dt>

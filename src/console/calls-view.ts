@@ -1,5 +1,6 @@
 import type { AuditStore } from '../audit/audit-store.js';
 import type { CallDetail } from '../audit/types.js';
+import { approverOfCall, approverSuffix } from './caller-view.js';
 import { badge, formatDuration, formatTime, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 
@@ -42,7 +43,7 @@ export function decisionLine(d: CallDetail): Html {
     return html`<span class="muted">${c.valid ? '—' : 'invalid request'}</span>`;
   const channel = d.approval?.channel;
   return html`${badge(c.approvalDecision, toneOf(c.approvalDecision))}
-  ${c.approvalReason ?? ''}${channel === undefined ? '' : html` <span class="muted">via ${channel}</span>`}`;
+  ${c.approvalReason ?? ''}${channel === undefined ? '' : html` <span class="muted">via ${channel}</span>`}${approverSuffix(approverOfCall(d))}`;
 }
 
 /** The recent-calls table (a stacked list on narrow screens). */

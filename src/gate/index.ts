@@ -4,6 +4,7 @@ export * from './bind-skill-call.js';
 export * from './risk-patterns.js';
 export * from './scan-scripts.js';
 export * from './guard.js';
+export * from './caller.js';
 export * from './match-rule.js';
 export * from './policy.js';
 export * from './approval-decision.js';

@@ -1,4 +1,5 @@
 import type { ApprovalConfig, PolicyAction } from '../config/approval-schema.js';
+import type { Caller } from './caller.js';
 import type { Risk } from './guard.js';
 import { describeRule, matchesRule } from './match-rule.js';
 
@@ -13,6 +14,8 @@ export interface PolicyInput {
   /** Script path relative to the skill folder (POSIX). */
   script: string;
   risk: Pick<Risk, 'level' | 'reason'>;
+  /** The signed-in caller (HTTP with OAuth), for rules that name callers. */
+  caller?: Caller;
   config: Pick<ApprovalConfig, 'mode' | 'rules' | 'high_risk'>;
 }
 
@@ -29,9 +32,9 @@ export interface PolicyDecision {
  * rule (an allow rule asks instead when the name now stands for another folder: `firstFolder`), else `mode`. Then risk: high ⇒ `high_risk` (deny, or ask even where a rule or mode allows);
  * medium ⇒ ask when only `mode: allow` (no rule) would allow it.
  */
-export function decide({ skill, script, firstFolder, risk, config }: PolicyInput): PolicyDecision {
+export function decide({ skill, script, firstFolder, risk, caller, config }: PolicyInput): PolicyDecision {
   const target = `${skill}/${script}`;
-  const matches = config.rules.flatMap((r, i) => (matchesRule(r, skill, script) ? [{ r, i }] : []));
+  const matches = config.rules.flatMap((r, i) => (matchesRule(r, skill, script, caller) ? [{ r, i }] : []));
   const deny = matches.find((m) => m.r.action === 'deny');
   if (deny !== undefined) {
     return { decision: 'deny', rule: describeRule(deny.r, deny.i), reason: `a deny rule matches ${target}` };

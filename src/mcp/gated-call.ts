@@ -9,6 +9,7 @@ import {
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ApprovalAnswer } from '../gate/index.js';
+import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';
 import { clientFormCounts } from '../runner/client-form-counts.js';
 import type { CallRequest } from '../runner/prepare-call.js';
@@ -110,15 +111,19 @@ export function embedSmallArtifacts(result: CallToolResult, r: CallResult): Call
 /**
  * One gated tool call through the runner, for both protocol eras. The first entry records the request and either
  * answers or returns `input_required` with the approval form; the SDK (modern client retry, or the legacy shim's
- * `elicitation/create`) re-enters with the answer and the signed call id in `requestState`.
+ * `elicitation/create`) re-enters with the answer and the signed call id in `requestState`. The caller's groups
+ * come from this request's token (a legacy session may outlive the token it started with).
  */
 export async function gatedCall(
   deps: ServerDeps & { runner: Runner },
   b: GateBridge,
-  req: CallRequest,
+  call: CallRequest,
   ctx: ServerContext,
 ): Promise<CallToolResult | InputRequiredResult> {
   try {
+    assertRunScope(ctx.http?.authInfo, deps.config);
+    const caller = callerOf(ctx.http?.authInfo);
+    const req = caller === undefined ? call : { ...call, session: { ...call.session, caller } };
     const cctx = callContext(deps, b, req, ctx);
     const state = ctx.mcpReq.requestState<{ callId?: unknown }>();
     if (typeof state === 'object' && state !== null && typeof state.callId === 'string') {

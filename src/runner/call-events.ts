@@ -1,11 +1,17 @@
 import type { AppendInput } from '../audit/types.js';
-import type { ApprovalChannel, FinishStatus } from '../audit/payload-schemas.js';
+import type { ApprovalChannel, CallerRecord, FinishStatus } from '../audit/payload-schemas.js';
 import type { ApprovalOutcome, SessionEvent, SessionState } from '../gate/index.js';
+import { approverOf, withCaller } from './caller-record.js';
 import type { PreparedCall } from './prepare-call.js';
 
 /** Audit events of a call, built as data: the runner writes them (often several in one transaction) before acting. */
 
-export const requestedEvent = (sessionId: string, callId: string, call: PreparedCall): AppendInput => ({
+export const requestedEvent = (
+  sessionId: string,
+  callId: string,
+  call: PreparedCall,
+  caller: CallerRecord | undefined,
+): AppendInput => ({
   type: 'tool_call_requested',
   sessionId,
   callId,
@@ -18,6 +24,7 @@ export const requestedEvent = (sessionId: string, callId: string, call: Prepared
     ...(call.env === undefined ? {} : { env_sha256: call.env.id }),
     approval_key: call.bound.approvalKey,
     valid: true,
+    ...withCaller(caller),
   },
 });
 
@@ -32,7 +39,10 @@ export const policyEvent = (sessionId: string, callId: string, call: PreparedCal
   },
 });
 
-/** A decision and the loop-guard / abort events it implies, plus the gate events to apply once they are durable. */
+/**
+ * A decision and the loop-guard / abort events it implies, plus the gate events to apply once they are durable.
+ * `caller` is the session's signed-in caller: the approver when they answered in their own client.
+ */
 export function decisionEvents(
   gate: SessionState,
   sessionId: string,
@@ -40,8 +50,10 @@ export function decisionEvents(
   key: string,
   outcome: ApprovalOutcome,
   channel: ApprovalChannel,
+  caller?: CallerRecord,
 ): { events: AppendInput[]; apply: SessionEvent[] } {
   const apply = gate.eventsFor(key, outcome);
+  const approver = approverOf(channel, outcome, caller);
   const denials = gate.denialCount(key) + 1;
   const events = apply.map((ev): AppendInput => {
     if (ev.type === 'approval_decided') {
@@ -49,7 +61,13 @@ export function decisionEvents(
         type: 'approval_decided',
         sessionId,
         callId,
-        payload: { approval_key: key, decision: outcome.decision, reason: outcome.reason, channel },
+        payload: {
+          approval_key: key,
+          decision: outcome.decision,
+          reason: outcome.reason,
+          channel,
+          ...(approver === undefined ? {} : { approver }),
+        },
       };
     }
     if (ev.type === 'loop_guard_tripped')

@@ -108,13 +108,13 @@ export function createRunner(deps: RunnerDeps): Runner {
       call = await prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
     } catch (e) {
       if (!isSkillsError(e)) throw e;
-      const callId = recordInvalid(audit, s.auditId, req, e);
+      const callId = recordInvalid(audit, s.auditId, req, e, s.caller);
       const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
       return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
     const callId = randomUUID();
     const key = call.bound.approvalKey;
-    const head = [requestedEvent(s.auditId, callId, call), policyEvent(s.auditId, callId, call)];
+    const head = [requestedEvent(s.auditId, callId, call, s.caller), policyEvent(s.auditId, callId, call)];
     const gate = resolveGate({
       policy: call.policy,
       session: s.gate,
@@ -201,7 +201,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const o: ApprovalOutcome = s.gate.isAborted()
       ? { decision: 'denied', reason: 'session_aborted' }
       : outcome;
-    const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel);
+    const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, s.caller);
     if (o.decision === 'approved' || o.decision === 'approved_for_session') {
       commit(audit, s, d.events, d.apply);
       return run(audit, s, call, callId, ctx);
@@ -311,6 +311,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         p.call.bound.approvalKey,
         outcome,
         channel,
+        p.session.caller,
       );
       commit(await deps.audit(), p.session, d.events, d.apply);
       p.approved = true;

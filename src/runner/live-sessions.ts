@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
+import type { CallerRecord } from '../audit/payload-schemas.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { createSessionState, type SessionState } from '../gate/index.js';
+import { callerRecord, withCaller } from './caller-record.js';
 import type { RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
@@ -14,6 +16,8 @@ export interface LiveSession {
    */
   auditId: string;
   gate: SessionState;
+  /** The signed-in caller as the audit log records it (on the session, each call, and answers in the client). */
+  caller?: CallerRecord;
 }
 
 export interface LiveSessions {
@@ -28,6 +32,7 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
   const get = (info: SessionInfo): Promise<LiveSession> => {
     let s = sessions.get(info.id);
     if (s === undefined) {
+      const caller = callerRecord(info.caller, deps.config);
       s = deps.audit().then(async (audit) => {
         const state = audit.sessionState(info.id);
         const auditId = state.exists && !state.open ? `${info.id}.${randomUUID()}` : info.id;
@@ -36,7 +41,7 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
             info.principal === undefined ? {} : { principal_sha256: principalDigest(info.principal) };
           // Sessions that start together (clients connecting at once) share one commit.
           await audit.startSessionAsync(
-            { transport: info.transport, server_version: deps.version, ...principal },
+            { transport: info.transport, server_version: deps.version, ...principal, ...withCaller(caller) },
             { sessionId: auditId },
           );
         }
@@ -49,6 +54,7 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
           info,
           auditId,
           gate: createSessionState({ loopGuard: deps.config.approval.loop_guard }, past),
+          ...withCaller(caller),
         };
       });
       sessions.set(info.id, s);

@@ -147,6 +147,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     script,
     ...(firstFolder === undefined || firstFolder === skill.dir ? {} : { firstFolder }),
     risk,
+    ...(req.session.caller === undefined ? {} : { caller: req.session.caller }),
     config: deps.config.approval,
   });
   const network = skill.requests.network ? 'full' : 'none';

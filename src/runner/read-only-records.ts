@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { finishedEvent } from './call-events.js';
+import { withCaller } from './caller-record.js';
 import type { LiveSessions } from './live-sessions.js';
 import type { RunnerDeps } from './runner-types.js';
 import { safeSummary } from './safe-summary.js';
@@ -53,6 +54,7 @@ export function createReadOnlyRecords(
           approval_key: null,
           valid: true,
           read_only: true,
+          ...withCaller(s.caller),
         };
         // Group commit: both events, and those of every record written in the same turn, share one transaction.
         await Promise.all([

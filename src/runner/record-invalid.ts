@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { AuditStore } from '../audit/audit-store.js';
+import type { CallerRecord } from '../audit/payload-schemas.js';
 import type { SkillsError } from '../errors.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import { finishedEvent } from './call-events.js';
+import { withCaller } from './caller-record.js';
 import type { CallRequest } from './prepare-call.js';
 import { safeSummary } from './safe-summary.js';
 
@@ -12,6 +14,7 @@ export function recordInvalid(
   sessionId: string,
   req: CallRequest,
   e: SkillsError,
+  caller?: CallerRecord,
 ): string {
   let script: string | undefined;
   try {
@@ -29,6 +32,7 @@ export function recordInvalid(
     approval_key: null,
     valid: false,
     error_code: e.code,
+    ...withCaller(caller),
   };
   audit.appendMany([
     { type: 'tool_call_requested', sessionId, callId, payload },

@@ -17,6 +17,11 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(r._meta?.['skills-mcp/call_id']).toBe(first._meta?.['skills-mcp/call_id']);
     expect(s.decisions()).toEqual(['ok:approved:user:console']);
+    // The audit log says who decided: a person in the console.
+    const decided = s.withAudit((a) =>
+      a.getCall(a.listCalls()[0]!.callId)!.events.find((e) => e.type === 'approval_decided'),
+    );
+    expect(decided?.payload).toMatchObject({ channel: 'console', approver: { kind: 'console' } });
   });
 
   it('hands a denial made while no request waited to the retry once; the next call asks anew', async () => {

@@ -144,3 +144,48 @@ describe('decide', () => {
     expect(moved([{ skill: '*', action: 'ask' }]).decision).toBe('ask');
   });
 });
+
+describe('decide for a signed-in caller', () => {
+  const alice = { issuer: 'https://idp.example', subject: 'alice', groups: ['ops'] };
+  const bob = { issuer: 'https://idp.example', subject: 'bob', groups: ['dev'] };
+  const forCaller = (rules: ApprovalConfigInput['rules'], caller?: typeof alice) =>
+    decide({
+      skill: 'pdf',
+      script: 'scripts/fill.py',
+      risk: { level: 'low', reason: 'r' },
+      ...(caller === undefined ? {} : { caller }),
+      config: ApprovalConfigSchema.parse({ rules }),
+    });
+
+  it('matches a rule naming a group or a subject of the caller, and no other caller', () => {
+    const byGroup = [{ skill: 'pdf', caller: { groups: ['ops'] }, action: 'allow' as const }];
+    expect(forCaller(byGroup, alice)).toMatchObject({
+      decision: 'allow',
+      rule: 'rules[0] (skill: pdf, caller: listed → allow)',
+    });
+    expect(forCaller(byGroup, bob).decision).toBe('ask');
+    const bySubject = [{ skill: 'pdf', caller: { subjects: ['bob'] }, action: 'allow' as const }];
+    expect(forCaller(bySubject, bob).decision).toBe('allow');
+    expect(forCaller(bySubject, alice).decision).toBe('ask');
+  });
+
+  it('never matches a caller rule without a signed-in caller, deny rules included', () => {
+    expect(forCaller([{ skill: 'pdf', caller: { groups: ['ops'] }, action: 'allow' }]).decision).toBe('ask');
+    const denyDev = [
+      { skill: 'pdf', caller: { groups: ['dev'] }, action: 'deny' as const },
+      { skill: 'pdf', action: 'allow' as const },
+    ];
+    expect(forCaller(denyDev, bob).decision).toBe('deny');
+    expect(forCaller(denyDev, alice).decision).toBe('allow');
+    expect(forCaller(denyDev).decision).toBe('allow');
+  });
+
+  it('refuses a caller condition that lists nobody', () => {
+    const r = ApprovalConfigSchema.safeParse({ rules: [{ skill: 'pdf', caller: {}, action: 'allow' }] });
+    expect(r.success).toBe(false);
+    expect(r.error?.issues[0]).toMatchObject({
+      path: ['rules', 0, 'caller'],
+      message: 'list at least one subject or group',
+    });
+  });
+});

@@ -1,26 +1,13 @@
 import { createHash } from 'node:crypto';
-import { execFileSync } from 'node:child_process';
 import { chmodSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
 import { connectClient } from './helpers/connect-client.js';
-import { CLI, servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
+import { servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
+import { auditEvents } from './helpers/audit-events.js';
 
 const TOKEN = 'auth-modes-token-0123456789abcdef';
-
-interface Exported {
-  type: string;
-  session_id: string;
-  call_id: string | null;
-  payload: Record<string, unknown>;
-}
-
-const auditEvents = (db: string): Exported[] =>
-  execFileSync(process.execPath, [CLI, 'audit', 'export', '--jsonl', '--audit', db], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as Exported);
 
 type Mode = 'no token (loopback, http_elicitation: any)' | 'token in SKILLS_MCP_TOKEN' | 'token file';
 const MODES: Mode[] = [

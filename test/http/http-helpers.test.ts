@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createBearerCheck, principalOf } from '../../src/transport/http/bearer-auth.js';
+import { createStaticTokenAuth, principalOf } from '../../src/transport/http/bearer-auth.js';
 import { httpSession } from '../../src/transport/http/http-session.js';
 import { isLoopbackHost } from '../../src/transport/http/is-loopback-host.js';
 import { hostnameOf } from '../../src/transport/http/request-guard.js';
@@ -40,19 +40,34 @@ describe('hostnameOf', () => {
 
 describe('bearer check', () => {
   const token = 'a-very-secret-token-0123456789';
-  const check = createBearerCheck(token);
+  const check = createStaticTokenAuth(token);
 
-  it('accepts the token and names the principal by a sha256 prefix', () => {
-    expect(check(`Bearer ${token}`)).toEqual({ ok: true, principal: principalOf(token) });
-    expect(check(`bearer ${token}`)).toMatchObject({ ok: true });
+  it('accepts the token, names the principal by a sha256 prefix and grants every scope', async () => {
+    expect(await check(`Bearer ${token}`)).toMatchObject({
+      ok: true,
+      auth: { principal: principalOf(token), info: { token: '', scopes: ['skills:read', 'skills:run'] } },
+    });
+    expect(await check(`bearer ${token}`)).toMatchObject({ ok: true });
     expect(principalOf(token)).toMatch(/^[0-9a-f]{16}$/);
   });
 
-  it('tells a missing token from a wrong one', () => {
-    expect(check(undefined)).toEqual({ ok: false, reason: 'missing' });
-    expect(check('Basic abc')).toEqual({ ok: false, reason: 'missing' });
-    expect(check(`Bearer ${token}x`)).toEqual({ ok: false, reason: 'invalid' });
-    expect(check('Bearer x')).toEqual({ ok: false, reason: 'invalid' });
+  it('tells a missing token from a wrong one', async () => {
+    const missing = {
+      ok: false,
+      refusal: { status: 401, headers: { 'www-authenticate': 'Bearer realm="skills-mcp"' } },
+    };
+    const wrong = {
+      ok: false,
+      refusal: {
+        status: 401,
+        headers: { 'www-authenticate': 'Bearer realm="skills-mcp", error="invalid_token"' },
+        reason: 'wrong token',
+      },
+    };
+    expect(await check(undefined)).toMatchObject(missing);
+    expect(await check('Basic abc')).toMatchObject(missing);
+    expect(await check(`Bearer ${token}x`)).toMatchObject(wrong);
+    expect(await check('Bearer x')).toMatchObject(wrong);
   });
 });
 

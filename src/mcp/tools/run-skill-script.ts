@@ -1,5 +1,6 @@
 import * as z from 'zod';
 import { SkillsError } from '../../errors.js';
+import { runScopeChallenge } from '../auth-info.js';
 import { gatedCall, type GateBridge } from '../gated-call.js';
 import { findSkill } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
@@ -49,6 +50,7 @@ export const runSkillScriptTool = (
       'The user may be asked to approve the run.',
     inputSchema: input,
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    scopeChallenge: runScopeChallenge(deps.config),
   },
   handler: async ({ skill, script, module, args, input: data }, ctx) => {
     try {

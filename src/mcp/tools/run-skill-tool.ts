@@ -3,6 +3,7 @@ import { fromJsonSchema } from '@modelcontextprotocol/server';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
 import type { Skill } from '../../skills/types.js';
+import { runScopeChallenge } from '../auth-info.js';
 import { gatedCall, type GateBridge } from '../gated-call.js';
 import type { ServerDeps } from '../server-deps.js';
 import { skillRemoved } from '../tool-error.js';
@@ -37,6 +38,7 @@ export const runSkillTool = (
         idempotentHint: false,
         openWorldHint: skill.requests.network,
       },
+      scopeChallenge: runScopeChallenge(deps.config),
     },
     handler: async (args, ctx) => {
       const current = deps.catalog().get(skill.name);

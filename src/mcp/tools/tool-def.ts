@@ -1,6 +1,7 @@
 import type {
   CallToolResult,
   InputRequiredResult,
+  ScopeChallengeHandler,
   ServerContext,
   StandardSchemaWithJSON,
   ToolAnnotations,
@@ -15,6 +16,8 @@ export interface ToolDef<Args = Record<string, unknown>> {
     inputSchema: StandardSchemaWithJSON;
     outputSchema?: StandardSchemaWithJSON;
     annotations: ToolAnnotations;
+    /** OAuth scopes a call needs beyond the catalog's (tools that run skill scripts: see `runScopeChallenge`). */
+    scopeChallenge?: ScopeChallengeHandler;
   };
   /** The skill a call of this tool is about, for the audit log (read-only tools). */
   skillOf?: (args: Args) => string | null;

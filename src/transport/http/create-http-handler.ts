@@ -1,11 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from '../../log.js';
-import type { BearerResult } from './bearer-auth.js';
+import type { Authenticate, RequestAuth } from './bearer-auth.js';
 import type { ConcurrencyLimiter } from './concurrency-limiter.js';
 import type { ConnectionBudget } from './connection-budget.js';
 import type { LegacySessions } from './legacy-sessions.js';
 import type { McpEndpoint, Refusal } from './mcp-endpoint.js';
+import type { ProtectedResource } from './protected-resource.js';
 import { replyJson, replyJsonRpcError } from './reply.js';
 
 export interface HttpHandlerDeps {
@@ -14,8 +15,10 @@ export interface HttpHandlerDeps {
   limiter: ConcurrencyLimiter;
   /** Host/Origin guard; answers 403 itself and returns false. */
   guard: (req: IncomingMessage, res: ServerResponse) => boolean;
-  /** Undefined when no token is configured (loopback only). */
-  checkToken: ((authorization: string | undefined) => BearerResult) | undefined;
+  /** The static token or OAuth check; undefined when neither is configured (loopback only). */
+  authenticate: Authenticate | undefined;
+  /** With OAuth: the Protected Resource Metadata, served without a token. */
+  protectedResource?: ProtectedResource;
   /** True once shutdown began: new work gets 503. */
   stopping: () => boolean;
   /** Told when a connection has delivered an admitted request. */
@@ -38,9 +41,11 @@ const TOO_MANY: Refusal = {
 
 /**
  * The request pipeline. Every path first passes the Host/Origin guard (400 malformed Host, 403). `/healthz`: status
- * for anyone, counts only with the token (or, without a token configured, when `healthDetails` is on). `/mcp`: token
- * (401) → shutting down (503, except live legacy sessions) → method (405) → body read (bounded by the server's
- * request timeout) → per-client concurrency (429) → the dual-era endpoint. A request only counts against its client
+ * for anyone, counts only with the token (or, without a token configured, when `healthDetails` is on). With OAuth,
+ * `/.well-known/oauth-protected-resource[/…]`: the metadata, for anyone. `/mcp`: token (401; with OAuth also 403
+ * without the read scope, 503 while the issuer cannot be reached) → shutting down (503, except live legacy
+ * sessions) → method (405) → body read (bounded by the server's request timeout) → per-client concurrency (429) →
+ * the dual-era endpoint. A request only counts against its client
  * once its body is in, so slow senders hold nobody's slots. Unexpected errors are logged with a reference id; the
  * client only sees the id.
  */
@@ -49,14 +54,14 @@ export function createHttpHandler(
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { endpoint, sessions, limiter, log } = deps;
 
-  const healthz = (req: IncomingMessage, res: ServerResponse) => {
+  const healthz = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD')
       return replyJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
     if (deps.stopping()) return replyJson(res, 503, { status: 'stopping' });
     const details =
-      deps.checkToken === undefined
+      deps.authenticate === undefined
         ? deps.healthDetails === true
-        : deps.checkToken(req.headers.authorization).ok;
+        : req.headers.authorization !== undefined && (await deps.authenticate(req.headers.authorization)).ok;
     replyJson(
       res,
       200,
@@ -75,30 +80,26 @@ export function createHttpHandler(
   };
 
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
-    let principal: string | undefined;
-    if (deps.checkToken !== undefined) {
-      const auth = deps.checkToken(req.headers.authorization);
-      if (!auth.ok) {
-        if (auth.reason === 'invalid')
-          log.warn({ peer: req.socket.remoteAddress }, 'request refused: wrong token');
-        const challenge =
-          auth.reason === 'invalid'
-            ? 'Bearer realm="skills-mcp", error="invalid_token"'
-            : 'Bearer realm="skills-mcp"';
-        return replyJsonRpcError(res, 401, -32001, 'Unauthorized: send "Authorization: Bearer <token>"', {
-          'www-authenticate': challenge,
-        });
+    let auth: RequestAuth | undefined;
+    if (deps.authenticate !== undefined) {
+      const checked = await deps.authenticate(req.headers.authorization);
+      if (!checked.ok) {
+        const { status, message, headers, reason } = checked.refusal;
+        if (reason !== undefined)
+          log.warn({ peer: req.socket.remoteAddress, reason }, 'request refused: token');
+        return replyJsonRpcError(res, status, -32001, message, headers);
       }
-      principal = auth.principal;
+      auth = checked.auth;
       // A token holder is not a stranger: its connection is no longer among the first closed at the cap.
       deps.connections?.trust(req.socket);
     }
     // While shutting down, only live legacy sessions get through (their calls may wait on the client's answers).
+    const principal = auth?.principal;
     const lateArrival = deps.stopping();
     if (lateArrival && !hasLiveSession(req, principal)) return shuttingDown(res);
     if (req.method !== 'GET' && req.method !== 'POST' && req.method !== 'DELETE')
       return replyJsonRpcError(res, 405, -32000, 'Method not allowed', { allow: MCP_METHODS });
-    await endpoint.handle(req, res, principal, ({ method, startsWork }) => {
+    await endpoint.handle(req, res, auth, ({ method, startsWork }) => {
       // While shutting down, answers and notifications (e.g. to an elicitation) still reach running calls.
       if (lateArrival && startsWork)
         return { status: 503, message: 'Server is shutting down', headers: { connection: 'close' } };
@@ -127,6 +128,7 @@ export function createHttpHandler(
     const path = new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/mcp') return mcp(req, res);
     if (path === '/healthz') return healthz(req, res);
+    if (deps.protectedResource?.serves(path) === true) return deps.protectedResource.reply(req, res);
     replyJson(res, 404, { error: 'not found: the MCP endpoint is /mcp' });
   };
 

@@ -1,3 +1,4 @@
+import type { Caller } from '../../gate/caller.js';
 import type { SessionInfo } from '../../runner/session.js';
 
 /** The session of modern (stateless) requests that carry no token: only possible on a loopback bind. */
@@ -6,12 +7,20 @@ export const ANONYMOUS_HTTP_SESSION = 'http-anonymous';
 /**
  * Maps an HTTP request to the session its approvals, grants and outputs belong to.
  * - Legacy era: one session per `Mcp-Session-Id` (the uuid the server handed out at `initialize`).
- * - Modern era (stateless): the principal, i.e. everyone presenting the same token shares `http-<principal>`;
- *   without a token (loopback only) all requests share `http-anonymous`.
+ * - Modern era (stateless): the principal, i.e. everyone presenting the same static token, or the same signed-in
+ *   caller (issuer and subject) with any of their tokens, shares `http-<principal>`; without a token (loopback
+ *   only) all requests share `http-anonymous`.
  */
-export function httpSession(principal: string | undefined, legacySessionId?: string): SessionInfo {
+export function httpSession(
+  principal: string | undefined,
+  legacySessionId?: string,
+  caller?: Caller,
+): SessionInfo {
   const id = legacySessionId ?? (principal === undefined ? ANONYMOUS_HTTP_SESSION : `http-${principal}`);
-  return principal === undefined ? { id, transport: 'http' } : { id, transport: 'http', principal };
+  if (principal === undefined) return { id, transport: 'http' };
+  return caller === undefined
+    ? { id, transport: 'http', principal }
+    : { id, transport: 'http', principal, caller };
 }
 
 /** Why an HTTP session ended, as the audit log records it. */

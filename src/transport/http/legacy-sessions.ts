@@ -3,7 +3,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
 import { isInitializeRequest, type McpServer } from '@modelcontextprotocol/server';
 import type { Logger } from '../../log.js';
+import { callerOf } from '../../mcp/auth-info.js';
 import type { SessionInfo } from '../../runner/session.js';
+import type { RequestAuth } from './bearer-auth.js';
 import { httpSession, type SessionEndListener, type SessionEndReason } from './http-session.js';
 import { replyJsonRpcError } from './reply.js';
 
@@ -24,12 +26,12 @@ export interface LegacySessionsOptions {
 
 /** 2025-era clients: one MCP server instance per `Mcp-Session-Id`, so the server can ask them (elicitation). */
 export interface LegacySessions {
-  /** Serves one legacy request; `body` is the parsed JSON of a POST. */
+  /** Serves one legacy request; `body` is the parsed JSON of a POST. A session belongs to the principal that opened it. */
   handle(
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    principal: string | undefined,
+    auth: RequestAuth | undefined,
   ): Promise<void>;
   /** Whether `id` names a live session of `principal`. */
   has(id: string, principal: string | undefined): boolean;
@@ -111,8 +113,9 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     req: IncomingMessage,
     res: ServerResponse,
     body: unknown,
-    principal: string | undefined,
+    auth: RequestAuth | undefined,
   ) => {
+    const principal = auth?.principal;
     const client = `${principal ?? '-'}|${req.socket.remoteAddress ?? '?'}`;
     if (!(await roomFor(client)) || sessions.size >= opts.maxSessions) {
       log.warn({ max: opts.maxSessions, perClient: opts.maxSessionsPerClient }, 'http session limit reached');
@@ -120,7 +123,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
       return;
     }
     const id = randomUUID();
-    const info = httpSession(principal, id);
+    const info = httpSession(principal, id, callerOf(auth?.info));
     const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id });
     const server = opts.build(info);
     const s: Session = { info, principal, client, transport, server, open: 0, streams: 0, lastSeen: now() };
@@ -141,10 +144,11 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
   };
 
   return {
-    async handle(req, res, body, principal) {
+    async handle(req, res, body, auth) {
+      const principal = auth?.principal;
       const id = req.headers['mcp-session-id'];
       if (typeof id !== 'string' || id === '') {
-        if (req.method === 'POST' && isInitialize(body)) return open(req, res, body, principal);
+        if (req.method === 'POST' && isInitialize(body)) return open(req, res, body, auth);
         return replyJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       }
       const s = sessions.get(id);

@@ -8,7 +8,9 @@ import {
   type ServerNotifier,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../../log.js';
+import { callerOf } from '../../mcp/auth-info.js';
 import type { SessionInfo } from '../../runner/session.js';
+import type { RequestAuth } from './bearer-auth.js';
 import { httpSession } from './http-session.js';
 import type { LegacySessions } from './legacy-sessions.js';
 import { replyJsonRpcError } from './reply.js';
@@ -38,12 +40,13 @@ export interface Refusal {
 export interface McpEndpoint {
   /**
    * Serves one request on `/mcp` (already past the Host/Origin guard and the token check). `admit` is called once
-   * the body is read, before the request is dispatched; a refusal is answered as a JSON-RPC error.
+   * the body is read, before the request is dispatched; a refusal is answered as a JSON-RPC error. `auth` reaches
+   * handlers as `ctx.http.authInfo` in both eras.
    */
   handle(
     req: IncomingMessage,
     res: ServerResponse,
-    principal: string | undefined,
+    auth: RequestAuth | undefined,
     admit?: (facts: McpRequestFacts) => Refusal | undefined,
   ): Promise<void>;
   /** Publishes list changes to modern clients' `subscriptions/listen` streams. */
@@ -56,6 +59,10 @@ export interface McpEndpoint {
 
 /** Node's `method?: string` vs the SDK's `method?: string` under exactOptionalPropertyTypes: the same object. */
 const nodeLike = (req: IncomingMessage) => req as NodeIncomingMessageLike;
+
+/** The request with its AuthInfo attached where the SDK's Node adapters look for it (`req.auth`). */
+const withAuth = (req: IncomingMessage, auth: RequestAuth | undefined): IncomingMessage =>
+  auth === undefined ? req : Object.assign(req, { auth: auth.info });
 
 const isTooLarge = (err: unknown) => err instanceof Error && err.name === 'RequestBodyTooLargeError';
 
@@ -87,12 +94,12 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
   const { log, sessions, maxBodyBytes } = opts;
   const onerror = (err: Error) => log.debug({ err }, 'mcp request rejected');
   const seen = new Map<string, SessionInfo>();
-  const session = (principal: string | undefined) => {
-    const info = httpSession(principal);
+  const session = (auth: AuthInfo | undefined) => {
+    const info = httpSession(auth?.clientId, undefined, callerOf(auth));
     seen.set(info.id, info);
     return info;
   };
-  const modern = createMcpHandler((ctx) => opts.build(session(ctx.authInfo?.clientId)), {
+  const modern = createMcpHandler((ctx) => opts.build(session(ctx.authInfo)), {
     legacy: 'reject',
     maxRequestBodySize: maxBodyBytes,
     onerror,
@@ -103,7 +110,7 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
     notify: modern.notify,
     close: () => modern.close(),
     modernSessions: () => [...seen.values()],
-    async handle(req, res, principal, admit) {
+    async handle(req, res, auth, admit) {
       let request: Request;
       try {
         request = await toWebRequest(nodeLike(req), undefined, { maxRequestBodySize: maxBodyBytes });
@@ -130,11 +137,9 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       if (isPost && body === undefined)
         return replyJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
       if (await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))
-        return sessions.handle(req, res, body, principal);
-      if (principal === undefined) return serveModern(nodeLike(req), res, body);
+        return sessions.handle(withAuth(req, auth), res, body, auth);
       // The principal travels as the client id; the token itself is not handed on to handlers.
-      const auth: AuthInfo = { token: '', clientId: principal, scopes: [] };
-      return serveModern(Object.assign(nodeLike(req), { auth }), res, body);
+      return serveModern(nodeLike(withAuth(req, auth)), res, body);
     },
   };
 }

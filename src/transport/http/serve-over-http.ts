@@ -1,21 +1,24 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { OAuthConfig } from '../../config/oauth-schema.js';
 import { SkillsError } from '../../errors.js';
 import type { Logger } from '../../log.js';
 import type { SkillsServer } from '../../mcp/create-server.js';
 import type { SessionInfo } from '../../runner/session.js';
-import { createBearerCheck } from './bearer-auth.js';
+import { createStaticTokenAuth, type Authenticate } from './bearer-auth.js';
 import { createConcurrencyLimiter } from './concurrency-limiter.js';
 import { createConnectionBudget } from './connection-budget.js';
 import { createHttpHandler } from './create-http-handler.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits.js';
 import type { SessionEndListener, SessionEndReason } from './http-session.js';
 import { isLoopbackHost } from './is-loopback-host.js';
+import { createJwtAuth } from './jwt-auth.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
 import { createMemoryReclaimer } from './memory-reclaimer.js';
 import { openFileLimit } from './open-file-limit.js';
-import { createRequestGuard } from './request-guard.js';
+import { protectedResource } from './protected-resource.js';
+import { createRequestGuard, hostnameOf } from './request-guard.js';
 
 export interface HttpServeOptions {
   server: Pick<SkillsServer, 'build' | 'onChanged'>;
@@ -24,8 +27,10 @@ export interface HttpServeOptions {
   host: string;
   /** 0 picks a free port (see `HttpServing.url`). */
   port: number;
-  /** The bearer token clients must send. Optional on loopback only. */
+  /** The bearer token clients must send. Optional on loopback only; never together with `oauth`. */
   token?: string | undefined;
+  /** Sign-in with OAuth: JWT access tokens of this issuer, for this resource. */
+  oauth?: OAuthConfig | undefined;
   allowedHosts?: readonly string[];
   allowedOrigins?: readonly string[];
   limits?: Partial<HttpLimits>;
@@ -76,15 +81,30 @@ const listen = (server: Server, host: string, port: number) =>
 export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing> {
   const { log, host } = opts;
   const token = opts.token === '' ? undefined : opts.token;
-  if (token === undefined && !isLoopbackHost(host)) {
+  const { oauth } = opts;
+  if (token !== undefined && oauth !== undefined) {
+    throw new SkillsError('CONFIG_INVALID', 'http.oauth: use either a bearer token or oauth, not both', {
+      hint: 'Unset SKILLS_MCP_TOKEN and http.token_file (--token-file) to sign in with OAuth.',
+    });
+  }
+  if (token === undefined && oauth === undefined && !isLoopbackHost(host)) {
     throw new SkillsError(
       'CONFIG_INVALID',
       `a token is required to serve HTTP on ${host}, which is not loopback`,
       {
-        hint: 'Set SKILLS_MCP_TOKEN or --token-file (e.g. `openssl rand -hex 32 > token`), or bind --host 127.0.0.1.',
+        hint: 'Set SKILLS_MCP_TOKEN or --token-file (e.g. `openssl rand -hex 32 > token`), configure http.oauth, or bind --host 127.0.0.1.',
       },
     );
   }
+  const pr = oauth === undefined ? undefined : protectedResource(oauth);
+  const authenticate: Authenticate | undefined =
+    pr !== undefined && oauth !== undefined
+      ? createJwtAuth(oauth, pr, log)
+      : token !== undefined
+        ? createStaticTokenAuth(token)
+        : undefined;
+  // Clients reach an OAuth resource at its configured URL: that name is this server's, whatever the bind address.
+  const resourceHost = oauth === undefined ? undefined : hostnameOf(new URL(oauth.resource).host);
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
   const now = opts.now ?? Date.now;
   const build = (session: SessionInfo) => opts.server.build(session);
@@ -126,10 +146,11 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     limiter,
     guard: createRequestGuard({
       host,
-      allowedHosts: opts.allowedHosts ?? [],
+      allowedHosts: [...(opts.allowedHosts ?? []), ...(resourceHost === undefined ? [] : [resourceHost])],
       allowedOrigins: opts.allowedOrigins ?? [],
     }),
-    checkToken: token === undefined ? undefined : createBearerCheck(token),
+    authenticate,
+    ...(pr === undefined ? {} : { protectedResource: pr }),
     stopping: () => stopping,
     connections: budget,
     healthDetails: limits.healthDetails,

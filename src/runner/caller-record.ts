@@ -1,0 +1,37 @@
+import { createHash } from 'node:crypto';
+import type { Approver, ApprovalChannel, CallerRecord } from '../audit/payload-schemas.js';
+import type { Config } from '../config/config-schema.js';
+import type { ApprovalOutcome, Caller } from '../gate/index.js';
+
+/**
+ * The signed-in caller as the audit log records it: issuer and subject, or only the subject's sha256 (UTF-8, as
+ * `printf %s SUBJECT | sha256sum` prints it) with `http.oauth.hash_subjects`. Groups are not recorded.
+ */
+export function callerRecord(caller: Caller | undefined, config: Config): CallerRecord | undefined {
+  if (caller === undefined) return undefined;
+  return config.http.oauth?.hash_subjects === true
+    ? {
+        issuer: caller.issuer,
+        subject_sha256: createHash('sha256').update(caller.subject, 'utf8').digest('hex'),
+      }
+    : { issuer: caller.issuer, subject: caller.subject };
+}
+
+/** `{caller}` to spread into a payload, or nothing. */
+export const withCaller = (record: CallerRecord | undefined): { caller?: CallerRecord } =>
+  record === undefined ? {} : { caller: record };
+
+/**
+ * Who decided, when a person answered: in their own client (the session's caller, when signed in), in the approval
+ * console, or on the terminal. Undefined for decisions nobody made (rules, grants, timeouts, stops).
+ */
+export function approverOf(
+  channel: ApprovalChannel,
+  outcome: ApprovalOutcome,
+  caller: CallerRecord | undefined,
+): Approver | undefined {
+  if (outcome.reason !== 'user' && outcome.reason !== 'declined') return undefined;
+  if (channel === 'elicitation') return { kind: 'caller', ...withCaller(caller) };
+  if (channel === 'console' || channel === 'terminal') return { kind: channel };
+  return undefined;
+}

@@ -1,0 +1,204 @@
+import { createHash } from 'node:crypto';
+import {
+  OAuthError,
+  OAuthErrorCode,
+  verifyBearerToken,
+  type OAuthTokenVerifier,
+} from '@modelcontextprotocol/server';
+import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { isSecureUrl, type OAuthConfig } from '../../config/oauth-schema.js';
+import type { Caller } from '../../gate/caller.js';
+import type { Logger } from '../../log.js';
+import { requestAuthInfo } from '../../mcp/auth-info.js';
+import { bearerTokenOf, type Authenticate, type AuthResult } from './bearer-auth.js';
+import { bearerChallenge, type ProtectedResource } from './protected-resource.js';
+
+/** Signature algorithms accepted: asymmetric only, so neither `none` nor an HMAC keyed with a public key passes. */
+const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+/** Clock skew allowed on `nbf` and `iat` (`exp` is checked strictly). */
+const CLOCK_TOLERANCE_S = 30;
+const FETCH_TIMEOUT_MS = 5000;
+const MAX_GROUPS = 1000;
+
+/** The issuer's keys cannot be had now (discovery or JWKS unreachable): the request gets 503, not 401. */
+class IssuerUnavailable extends Error {}
+
+const invalid = (description: string) => new OAuthError(OAuthErrorCode.InvalidToken, description);
+
+/** What a refused token is told, per jose error: the claim or check that failed, never the token. */
+function whyRefused(err: errors.JOSEError): string {
+  if (err instanceof errors.JWTExpired) return 'the token has expired';
+  if (err instanceof errors.JWTClaimValidationFailed) {
+    if (err.claim === 'iss') return 'the token was not issued by the configured issuer';
+    if (err.claim === 'aud') return 'the token was not issued for this resource';
+    if (err.claim === 'nbf') return 'the token is not valid yet';
+    return `the token's "${err.claim}" claim is missing or invalid`;
+  }
+  if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with an allowed algorithm';
+  if (err instanceof errors.JWKSNoMatchingKey)
+    return 'the token is signed with a key the issuer does not publish';
+  if (err instanceof errors.JWSSignatureVerificationFailed) return "the token's signature does not verify";
+  return 'the token is not a valid signed JWT';
+}
+
+/** Finds `jwks_uri` in the issuer's discovery document (OpenID Connect, then RFC 8414), which must name the issuer. */
+async function discoverJwksUri(issuer: string): Promise<string> {
+  const u = new URL(issuer);
+  const path = u.pathname.replace(/\/$/, '');
+  const candidates = [
+    `${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`,
+    `${u.origin}/.well-known/oauth-authorization-server${path}`,
+  ];
+  for (const url of candidates) {
+    const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' }).catch(
+      () => undefined,
+    );
+    if (res?.ok !== true) continue;
+    const doc = (await res.json().catch(() => undefined)) as
+      { issuer?: unknown; jwks_uri?: unknown } | undefined;
+    if (doc?.issuer !== issuer || typeof doc.jwks_uri !== 'string' || !isSecureUrl(doc.jwks_uri)) continue;
+    return doc.jwks_uri;
+  }
+  throw new IssuerUnavailable(`no discovery document of ${issuer} names it and a secure jwks_uri`);
+}
+
+const scopesOf = (p: JWTPayload): string[] => {
+  if (typeof p.scope === 'string') return p.scope.split(' ').filter(Boolean);
+  const scp: unknown = p.scp;
+  if (typeof scp === 'string') return scp.split(' ').filter(Boolean);
+  return Array.isArray(scp) ? scp.filter((s): s is string => typeof s === 'string') : [];
+};
+
+const groupsOf = (value: unknown): string[] => {
+  const list = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
+  return list
+    .filter((g): g is string => typeof g === 'string' && g !== '' && g.length <= 256)
+    .slice(0, MAX_GROUPS);
+};
+
+/** The principal of a signed-in caller: a digest of issuer and subject (the audit log keeps its own digest of it). */
+const callerPrincipal = (issuer: string, subject: string): string =>
+  createHash('sha256').update(`${issuer}\n${subject}`, 'utf8').digest('hex').slice(0, 32);
+
+/**
+ * Verifies JWT access tokens of the configured issuer (RFC 9068 style): signature against the issuer's JWKS
+ * (fetched on first need, refreshed by jose when an unknown key id shows up), `iss`, `aud` = this resource, `exp`,
+ * `nbf`, then a subject. The caller is the token's issuer and subject; the groups come from the groups claim.
+ */
+function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier {
+  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  const jwks = () =>
+    (keys ??= (async () => {
+      const uri = oauth.jwks_uri ?? (await discoverJwksUri(oauth.issuer));
+      log.info({ jwks_uri: uri }, 'verifying access tokens with the issuer keys');
+      return createRemoteJWKSet(new URL(uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+    })().catch((err: unknown) => {
+      keys = undefined;
+      throw err;
+    }));
+  return {
+    async verifyAccessToken(token) {
+      let payload: JWTPayload;
+      try {
+        ({ payload } = await jwtVerify(token, await jwks(), {
+          issuer: oauth.issuer,
+          audience: oauth.resource,
+          algorithms: ALGORITHMS,
+          clockTolerance: CLOCK_TOLERANCE_S,
+          requiredClaims: ['exp'],
+        }));
+      } catch (err) {
+        // Specific jose errors are about the token; anything else (network, timeouts, a broken key set) is about
+        // the issuer.
+        if (
+          err instanceof errors.JOSEError &&
+          err.code !== 'ERR_JOSE_GENERIC' &&
+          !(err instanceof errors.JWKSTimeout) &&
+          !(err instanceof errors.JWKSInvalid)
+        )
+          throw invalid(whyRefused(err));
+        if (err instanceof IssuerUnavailable) throw err;
+        throw new IssuerUnavailable('the issuer keys cannot be fetched', { cause: err });
+      }
+      const subject = payload[oauth.subject_claim];
+      if (typeof subject !== 'string' || subject === '' || subject.length > 256)
+        throw invalid(`the token has no "${oauth.subject_claim}" claim naming the caller`);
+      const caller: Caller = { issuer: oauth.issuer, subject, groups: groupsOf(payload[oauth.groups_claim]) };
+      return requestAuthInfo(callerPrincipal(oauth.issuer, subject), scopesOf(payload), {
+        caller,
+        expiresAt: payload.exp!,
+        resource: new URL(oauth.resource),
+      });
+    },
+  };
+}
+
+/**
+ * OAuth sign-in for the MCP endpoint: no token → 401 naming the Protected Resource Metadata; a token that does not
+ * verify → 401 `invalid_token`; a valid token without the read scope → 403 `insufficient_scope`; the issuer's keys
+ * out of reach → 503 (fail closed). The run scope is checked per call (see `runScopeChallenge`).
+ */
+export function createJwtAuth(oauth: OAuthConfig, pr: ProtectedResource, log: Logger): Authenticate {
+  const verifier = createJwtVerifier(oauth, log);
+  const expectedResource = new URL(oauth.resource);
+  const unauthorized = (description?: string): AuthResult => ({
+    ok: false,
+    refusal: {
+      status: 401,
+      message:
+        description === undefined
+          ? 'Unauthorized: sign in and send an access token'
+          : `Unauthorized: ${description}`,
+      headers: {
+        'www-authenticate': bearerChallenge(
+          pr,
+          description === undefined ? undefined : { code: 'invalid_token', description },
+        ),
+      },
+      ...(description === undefined ? {} : { reason: description }),
+    },
+  });
+  return async (authorization) => {
+    if (bearerTokenOf(authorization) === undefined) return unauthorized();
+    try {
+      const info = await verifyBearerToken(authorization, {
+        verifier,
+        expectedResource,
+        requiredScopes: [oauth.scopes.read],
+        resourceMetadataUrl: pr.metadataUrl,
+      });
+      return { ok: true, auth: { principal: info.clientId, info } };
+    } catch (err) {
+      if (err instanceof OAuthError && err.code === String(OAuthErrorCode.InsufficientScope)) {
+        const description = `the token lacks the "${oauth.scopes.read}" scope`;
+        return {
+          ok: false,
+          refusal: {
+            status: 403,
+            message: `Forbidden: ${description}`,
+            headers: {
+              'www-authenticate': bearerChallenge(pr, {
+                code: 'insufficient_scope',
+                description,
+                scopes: [oauth.scopes.read],
+              }),
+            },
+            reason: description,
+          },
+        };
+      }
+      if (err instanceof OAuthError) return unauthorized(err.message);
+      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot verify access tokens now');
+      return {
+        ok: false,
+        refusal: {
+          status: 503,
+          message:
+            'Service Unavailable: the sign-in issuer cannot be reached to check the token; retry shortly',
+          headers: { 'retry-after': '5' },
+          reason: 'issuer unreachable',
+        },
+      };
+    }
+  };
+}

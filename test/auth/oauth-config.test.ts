@@ -1,0 +1,123 @@
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
+import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
+
+const closedPort = () =>
+  new Promise<number>((resolve) => {
+    const s = createServer();
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+
+describe('OAuth configuration', () => {
+  const cleanups: (() => void)[] = [];
+  let server: SpawnedServer | undefined;
+  afterEach(async () => {
+    server?.proc.kill('SIGTERM');
+    await server?.exited;
+    server = undefined;
+    for (const c of cleanups.splice(0)) c();
+  });
+  const dir = () => {
+    const t = tempDir();
+    cleanups.push(t.cleanup);
+    return t.dir;
+  };
+  const serve = (args: string[], env: Record<string, string> = {}) =>
+    runCli(['serve', '--http', '--port', '0', '--skills', dir(), '--audit', join(dir(), 'a.db'), ...args], {
+      env,
+    });
+
+  it.each<[string, string[], string]>([
+    [
+      'an issuer without a resource',
+      ['--oauth-issuer', 'https://idp.example'],
+      'http.oauth.resource: Invalid input: expected string, received undefined',
+    ],
+    [
+      'a plain-http issuer off loopback',
+      ['--oauth-issuer', 'http://idp.example', '--oauth-resource', 'https://skills.example/mcp'],
+      'http.oauth.issuer: issuer must be an https:// URL (http:// only on localhost), without a fragment',
+    ],
+  ])('exits 2 with path: message for %s', (_what, args, line) => {
+    const r = serve(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(line);
+  });
+
+  it('exits 2 when a bearer token is configured too (file or SKILLS_MCP_TOKEN)', () => {
+    const oauth = ['--oauth-issuer', 'https://idp.example', '--oauth-resource', 'https://skills.example/mcp'];
+    const file = join(dir(), 'token');
+    writeFileSync(file, 'a-token-of-enough-length-0123456789\n');
+    chmodSync(file, 0o600);
+    const withFile = serve([...oauth, '--token-file', file]);
+    expect(withFile.code).toBe(2);
+    expect(withFile.stderr).toContain(
+      'http.oauth: use either a bearer token (token_file) or oauth, not both',
+    );
+    const withEnv = serve(oauth, { SKILLS_MCP_TOKEN: 'a-token-of-enough-length-0123456789' });
+    expect(withEnv.code).toBe(2);
+    expect(withEnv.stderr).toContain('http.oauth: use either a bearer token or oauth, not both');
+  });
+
+  it('accepts the sign-in configuration of the README as written', () => {
+    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+    const block = /```yaml\n(# skills-mcp\.yaml\nhttp:\n {2}oauth:\n[\s\S]*?)```/.exec(readme)?.[1];
+    expect(block).toContain('caller: { groups: [ops] }');
+    const config = join(dir(), 'skills-mcp.yaml');
+    writeFileSync(config, block!);
+    const r = runCli(['list', '--skills', dir(), '--config', config]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+  });
+
+  it('exits 2 for a policy rule whose caller lists nobody', () => {
+    const config = join(dir(), 'skills-mcp.yaml');
+    writeFileSync(config, 'approval:\n  rules:\n    - { skill: pdf, caller: {}, action: allow }\n');
+    const r = serve(['--config', config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('approval.rules.0.caller: list at least one subject or group');
+  });
+
+  it('fails closed with 503 while the issuer cannot be reached, and keeps serving', async () => {
+    const issuer = `http://127.0.0.1:${await closedPort()}`;
+    server = spawnCli([
+      '--http',
+      '--port',
+      '0',
+      '--skills',
+      dir(),
+      '--oauth-issuer',
+      issuer,
+      '--oauth-resource',
+      'http://127.0.0.1:1/mcp',
+      '--no-watch',
+    ]);
+    const url = await servedUrl(server);
+    const post = (authorization?: string) =>
+      fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          ...(authorization === undefined ? {} : { authorization }),
+        },
+        body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      });
+    const jwtShaped = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl';
+    for (let i = 0; i < 2; i++) {
+      const res = await post(`Bearer ${jwtShaped}`);
+      expect(res.status).toBe(503);
+      expect(res.headers.get('retry-after')).toBe('5');
+    }
+    expect((await post()).status).toBe(401);
+    expect(server.stderr()).toContain('cannot verify access tokens now');
+    expect(server.stderr()).not.toContain(jwtShaped);
+  });
+});
