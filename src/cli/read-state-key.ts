@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { SkillsError } from '../errors.js';
 
@@ -25,7 +25,8 @@ export function readStateKey(file: string, cwd: string): Buffer {
   const path = resolve(cwd, file);
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    // Non-blocking: opening a FIFO for reading would otherwise wait for a writer, before any check, deaf to signals.
+    fd = openSync(path, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
     throw invalid(`cannot read ${file}: ${(cause as NodeJS.ErrnoException).code ?? 'error'}`, cause);
   }

@@ -58,10 +58,10 @@ export const OAuthConfigSchema = z
         'The scope names as the issuer grants them (some prefix them, e.g. api://skills/skills:run).',
       ),
     subject_claim: Claim.default('sub').describe(
-      'Claim naming the person: policy rules match it (`caller.subjects`) and the audit log records it.',
+      'Claim naming the person (a dotted name also finds a nested claim): policy rules match it (`caller.subjects`) and the audit log records it.',
     ),
     groups_claim: Claim.default('groups').describe(
-      'Claim listing the groups of the person (a list of strings, or one string) that `caller.groups` in policy rules match.',
+      'Claim listing the groups of the person (a list of strings, or one string) that `caller.groups` in policy rules match; a dotted name such as `realm_access.roles` also finds a nested claim. When the claim holds anything else, or the issuer left it out as too long (`_claim_names`), the groups are unknown: rules that deny by group apply, rules that allow or ask by group do not.',
     ),
     hash_subjects: z
       .boolean()

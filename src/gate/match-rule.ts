@@ -27,13 +27,13 @@ export function globToRegExp(pattern: string, crossSegments: boolean): RegExp {
  * callers, to the signed-in caller (a rule naming callers never applies without one).
  */
 export function matchesRule(
-  rule: Pick<ApprovalRule, 'skill' | 'script' | 'caller'>,
+  rule: Pick<ApprovalRule, 'skill' | 'script' | 'caller'> & Partial<Pick<ApprovalRule, 'action'>>,
   skill: string,
   script: string,
   caller?: Caller,
 ): boolean {
   if (!globToRegExp(rule.skill, true).test(skill)) return false;
-  if (rule.caller !== undefined && !matchesCaller(rule.caller, caller)) return false;
+  if (rule.caller !== undefined && !matchesCaller(rule.caller, caller, rule.action ?? 'ask')) return false;
   if (rule.script === undefined) return true;
   const re = globToRegExp(rule.script, false);
   if (re.test(script)) return true;

@@ -1,4 +1,5 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer as createHttpServer } from 'node:http';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -119,5 +120,66 @@ describe('OAuth configuration', () => {
     expect((await post()).status).toBe(401);
     expect(server.stderr()).toContain('cannot verify access tokens now');
     expect(server.stderr()).not.toContain(jwtShaped);
+  });
+
+  it('reads at most 1 MiB of an issuer key set and does not fetch again at once after a failure', async () => {
+    // An issuer whose key set never ends: the server must abandon it, not hold it.
+    let jwksHits = 0;
+    let jwksBytesSent = 0;
+    const issuerServer = createHttpServer((req, res) => {
+      const origin = `http://127.0.0.1:${(issuerServer.address() as { port: number }).port}`;
+      if (req.url === '/.well-known/openid-configuration') {
+        res.setHeader('content-type', 'application/json');
+        res.end(JSON.stringify({ issuer: origin, jwks_uri: `${origin}/jwks` }));
+        return;
+      }
+      jwksHits++;
+      res.setHeader('content-type', 'application/json');
+      const chunk = Buffer.alloc(64 * 1024, 0x20);
+      res.write('{"keys":[');
+      const pump = () => {
+        while (!res.destroyed && jwksBytesSent < 256 * 1024 * 1024) {
+          jwksBytesSent += chunk.length;
+          if (!res.write(chunk)) return void res.once('drain', pump);
+        }
+        res.end(']}');
+      };
+      pump();
+    });
+    await new Promise<void>((r) => issuerServer.listen(0, '127.0.0.1', r));
+    cleanups.push(() => void issuerServer.close());
+    const issuer = `http://127.0.0.1:${(issuerServer.address() as { port: number }).port}`;
+    server = spawnCli([
+      '--http',
+      '--port',
+      '0',
+      '--skills',
+      dir(),
+      '--oauth-issuer',
+      issuer,
+      '--oauth-resource',
+      'http://127.0.0.1:1/mcp',
+      '--no-watch',
+    ]);
+    const url = await servedUrl(server);
+    const jwtShaped = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl';
+    const statuses: number[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          authorization: `Bearer ${jwtShaped}`,
+        },
+        body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+      });
+      statuses.push(res.status);
+    }
+    expect(statuses).toEqual([503, 503, 503]);
+    expect(jwksHits).toBe(1);
+    // What the issuer got written before the server hung up: the 1 MiB cap plus what socket buffers hold.
+    expect(jwksBytesSent).toBeLessThan(16 * 1024 * 1024);
+    expect(server.stderr()).toContain('more than 1048576 bytes');
   });
 });

@@ -146,6 +146,11 @@ describe('decide', () => {
 });
 
 describe('decide for a signed-in caller', () => {
+  const base = () => ({
+    skill: 'pdf',
+    script: 'scripts/fill.py',
+    risk: { level: 'low' as const, reason: 'r' },
+  });
   const alice = { issuer: 'https://idp.example', subject: 'alice', groups: ['ops'] };
   const bob = { issuer: 'https://idp.example', subject: 'bob', groups: ['dev'] };
   const forCaller = (rules: ApprovalConfigInput['rules'], caller?: typeof alice) =>
@@ -178,6 +183,25 @@ describe('decide for a signed-in caller', () => {
     expect(forCaller(denyDev, bob).decision).toBe('deny');
     expect(forCaller(denyDev, alice).decision).toBe('allow');
     expect(forCaller(denyDev).decision).toBe('allow');
+  });
+
+  it("applies a rule that denies by group, and none that allows by group, when the caller's groups are unknown", () => {
+    const carol = { issuer: 'https://idp.example', subject: 'carol', groups: 'unknown' as const };
+    const rules = [
+      { skill: 'pdf', caller: { groups: ['contractors'] }, action: 'deny' as const },
+      { skill: 'pdf', action: 'allow' as const },
+    ];
+    expect(decide({ ...base(), caller: carol, config: ApprovalConfigSchema.parse({ rules }) }).decision).toBe(
+      'deny',
+    );
+    const allowOps = [{ skill: 'pdf', caller: { groups: ['ops'] }, action: 'allow' as const }];
+    expect(
+      decide({ ...base(), caller: carol, config: ApprovalConfigSchema.parse({ rules: allowOps }) }).decision,
+    ).toBe('ask');
+    const bySubject = [{ skill: 'pdf', caller: { subjects: ['carol'] }, action: 'allow' as const }];
+    expect(
+      decide({ ...base(), caller: carol, config: ApprovalConfigSchema.parse({ rules: bySubject }) }).decision,
+    ).toBe('allow');
   });
 
   it('refuses a caller condition that lists nobody', () => {

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -152,6 +153,8 @@ describe('a bad state key file', () => {
     ['writable by its group', (p) => writeKey(p, key, 0o620), /is open to other users \(mode 620/],
     ['not hex', (p) => writeKey(p, Buffer.from(key, 'hex').toString('base64')), /must hold the key as hex/],
     ['a folder', (p) => mkdirSync(p, { mode: 0o700 }), /is not a regular file/],
+    // Opening a FIFO for reading used to wait for a writer before any check, and no signal could stop the wait.
+    ['a FIFO', (p) => execFileSync('mkfifo', ['-m', '600', p]), /is not a regular file/],
   ])('exits 2 with a path: message line when it is %s', async (what, make, message) => {
     const file = join(fx.dir, what === 'missing' ? 'missing.key' : `${what.replaceAll(' ', '-')}.key`);
     make(file);

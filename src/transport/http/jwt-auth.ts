@@ -5,12 +5,13 @@ import {
   verifyBearerToken,
   type OAuthTokenVerifier,
 } from '@modelcontextprotocol/server';
-import { createRemoteJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
+import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
 import { isSecureUrl, type OAuthConfig } from '../../config/oauth-schema.js';
 import type { Caller } from '../../gate/caller.js';
 import type { Logger } from '../../log.js';
 import { requestAuthInfo } from '../../mcp/auth-info.js';
 import { bearerTokenOf, type Authenticate, type AuthResult } from './bearer-auth.js';
+import { boundedFetch } from './bounded-fetch.js';
 import { bearerChallenge, type ProtectedResource } from './protected-resource.js';
 
 /** Signature algorithms accepted: asymmetric only, so neither `none` nor an HMAC keyed with a public key passes. */
@@ -18,6 +19,8 @@ const ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256
 /** Clock skew allowed on `nbf` and `iat` (`exp` is checked strictly). */
 const CLOCK_TOLERANCE_S = 30;
 const FETCH_TIMEOUT_MS = 5000;
+/** After a failed fetch from the issuer, how long requests are refused (503) without fetching again. */
+const FAILURE_COOLDOWN_MS = 5000;
 const MAX_GROUPS = 1000;
 
 /** The issuer's keys cannot be had now (discovery or JWKS unreachable): the request gets 503, not 401. */
@@ -42,7 +45,10 @@ function whyRefused(err: errors.JOSEError): string {
 }
 
 /** Finds `jwks_uri` in the issuer's discovery document (OpenID Connect, then RFC 8414), which must name the issuer. */
-async function discoverJwksUri(issuer: string): Promise<string> {
+async function discoverJwksUri(
+  issuer: string,
+  get: (url: string, init: RequestInit) => Promise<Response>,
+): Promise<string> {
   const u = new URL(issuer);
   const path = u.pathname.replace(/\/$/, '');
   const candidates = [
@@ -50,7 +56,7 @@ async function discoverJwksUri(issuer: string): Promise<string> {
     `${u.origin}/.well-known/oauth-authorization-server${path}`,
   ];
   for (const url of candidates) {
-    const res = await fetch(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' }).catch(
+    const res = await get(url, { signal: AbortSignal.timeout(FETCH_TIMEOUT_MS), redirect: 'error' }).catch(
       () => undefined,
     );
     if (res?.ok !== true) continue;
@@ -69,12 +75,32 @@ const scopesOf = (p: JWTPayload): string[] => {
   return Array.isArray(scp) ? scp.filter((s): s is string => typeof s === 'string') : [];
 };
 
-const groupsOf = (value: unknown): string[] => {
-  const list = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [];
-  return list
-    .filter((g): g is string => typeof g === 'string' && g !== '' && g.length <= 256)
-    .slice(0, MAX_GROUPS);
-};
+/**
+ * A claim by name: the token's own key of that name, else, for a dotted name, the path through nested objects
+ * (`realm_access.roles`, where Keycloak puts roles). Undefined when neither is there.
+ */
+export function claimAt(payload: JWTPayload, name: string): unknown {
+  if (Object.hasOwn(payload, name)) return payload[name];
+  let value: unknown = payload;
+  for (const part of name.split('.')) {
+    if (typeof value !== 'object' || value === null || Array.isArray(value) || !Object.hasOwn(value, part))
+      return undefined;
+    value = (value as Record<string, unknown>)[part];
+  }
+  return value;
+}
+
+/** The caller's groups from the groups claim (see `Caller.groups` for `unknown`). */
+export function groupsOf(payload: JWTPayload, claim: string): string[] | 'unknown' {
+  const value = claimAt(payload, claim);
+  if (value === undefined) {
+    const overage = payload._claim_names;
+    return typeof overage === 'object' && overage !== null && Object.hasOwn(overage, claim) ? 'unknown' : [];
+  }
+  const list: unknown[] = typeof value === 'string' ? [value] : Array.isArray(value) ? value : [value];
+  if (!list.every((g) => typeof g === 'string')) return 'unknown';
+  return list.filter((g) => g !== '' && g.length <= 256).slice(0, MAX_GROUPS);
+}
 
 /** The principal of a signed-in caller: a digest of issuer and subject (the audit log keeps its own digest of it). */
 const callerPrincipal = (issuer: string, subject: string): string =>
@@ -86,12 +112,28 @@ const callerPrincipal = (issuer: string, subject: string): string =>
  * `nbf`, then a subject. The caller is the token's issuer and subject; the groups come from the groups claim.
  */
 function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier {
+  // Every fetch from the issuer goes through here: bounded in size, and not repeated for a while after one failed,
+  // so tokens sent while the issuer is down neither wait for nor start a fetch each.
+  let failedAt = -Infinity;
+  const issuerFetch = async (url: string, init: RequestInit) => {
+    if (performance.now() - failedAt < FAILURE_COOLDOWN_MS)
+      throw new IssuerUnavailable('the issuer could not be reached a moment ago');
+    try {
+      return await boundedFetch(url, init);
+    } catch (err) {
+      failedAt = performance.now();
+      throw err;
+    }
+  };
   let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
   const jwks = () =>
     (keys ??= (async () => {
-      const uri = oauth.jwks_uri ?? (await discoverJwksUri(oauth.issuer));
+      const uri = oauth.jwks_uri ?? (await discoverJwksUri(oauth.issuer, issuerFetch));
       log.info({ jwks_uri: uri }, 'verifying access tokens with the issuer keys');
-      return createRemoteJWKSet(new URL(uri), { timeoutDuration: FETCH_TIMEOUT_MS });
+      return createRemoteJWKSet(new URL(uri), {
+        timeoutDuration: FETCH_TIMEOUT_MS,
+        [customFetch]: issuerFetch,
+      });
     })().catch((err: unknown) => {
       keys = undefined;
       throw err;
@@ -120,10 +162,10 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
         if (err instanceof IssuerUnavailable) throw err;
         throw new IssuerUnavailable('the issuer keys cannot be fetched', { cause: err });
       }
-      const subject = payload[oauth.subject_claim];
+      const subject = claimAt(payload, oauth.subject_claim);
       if (typeof subject !== 'string' || subject === '' || subject.length > 256)
         throw invalid(`the token has no "${oauth.subject_claim}" claim naming the caller`);
-      const caller: Caller = { issuer: oauth.issuer, subject, groups: groupsOf(payload[oauth.groups_claim]) };
+      const caller: Caller = { issuer: oauth.issuer, subject, groups: groupsOf(payload, oauth.groups_claim) };
       return requestAuthInfo(callerPrincipal(oauth.issuer, subject), scopesOf(payload), {
         caller,
         expiresAt: payload.exp!,
@@ -188,7 +230,11 @@ export function createJwtAuth(oauth: OAuthConfig, pr: ProtectedResource, log: Lo
         };
       }
       if (err instanceof OAuthError) return unauthorized(err.message);
-      log.warn({ err: err instanceof Error ? err.message : String(err) }, 'cannot verify access tokens now');
+      const cause = err instanceof Error && err.cause instanceof Error ? { cause: err.cause.message } : {};
+      log.warn(
+        { err: err instanceof Error ? err.message : String(err), ...cause },
+        'cannot verify access tokens now',
+      );
       return {
         ok: false,
         refusal: {
