@@ -30,6 +30,18 @@ describe('OAuth configuration', () => {
     cleanups.push(t.cleanup);
     return t.dir;
   };
+  /** The built server signing in with `issuer`'s tokens; resolves with its MCP endpoint URL. */
+  const serveSignedInBy = async (issuer: string) => {
+    server = spawnCli(
+      ['--http', '--port', '0', '--skills', dir(), '--no-watch'].concat([
+        '--oauth-issuer',
+        issuer,
+        '--oauth-resource',
+        'http://127.0.0.1:1/mcp',
+      ]),
+    );
+    return servedUrl(server);
+  };
   const serve = (args: string[], env: Record<string, string> = {}) =>
     runCli(['serve', '--http', '--port', '0', '--skills', dir(), '--audit', join(dir(), 'a.db'), ...args], {
       env,
@@ -88,19 +100,7 @@ describe('OAuth configuration', () => {
 
   it('fails closed with 503 while the issuer cannot be reached, and keeps serving', async () => {
     const issuer = `http://127.0.0.1:${await closedPort()}`;
-    server = spawnCli([
-      '--http',
-      '--port',
-      '0',
-      '--skills',
-      dir(),
-      '--oauth-issuer',
-      issuer,
-      '--oauth-resource',
-      'http://127.0.0.1:1/mcp',
-      '--no-watch',
-    ]);
-    const url = await servedUrl(server);
+    const url = await serveSignedInBy(issuer);
     const post = (authorization?: string) =>
       fetch(url, {
         method: 'POST',
@@ -118,8 +118,8 @@ describe('OAuth configuration', () => {
       expect(res.headers.get('retry-after')).toBe('5');
     }
     expect((await post()).status).toBe(401);
-    expect(server.stderr()).toContain('cannot verify access tokens now');
-    expect(server.stderr()).not.toContain(jwtShaped);
+    expect(server!.stderr()).toContain('cannot verify access tokens now');
+    expect(server!.stderr()).not.toContain(jwtShaped);
   });
 
   it('reads at most 1 MiB of an issuer key set and does not fetch again at once after a failure', async () => {
@@ -149,19 +149,7 @@ describe('OAuth configuration', () => {
     await new Promise<void>((r) => issuerServer.listen(0, '127.0.0.1', r));
     cleanups.push(() => void issuerServer.close());
     const issuer = `http://127.0.0.1:${(issuerServer.address() as { port: number }).port}`;
-    server = spawnCli([
-      '--http',
-      '--port',
-      '0',
-      '--skills',
-      dir(),
-      '--oauth-issuer',
-      issuer,
-      '--oauth-resource',
-      'http://127.0.0.1:1/mcp',
-      '--no-watch',
-    ]);
-    const url = await servedUrl(server);
+    const url = await serveSignedInBy(issuer);
     const jwtShaped = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl';
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -180,6 +168,6 @@ describe('OAuth configuration', () => {
     expect(jwksHits).toBe(1);
     // What the issuer got written before the server hung up: the 1 MiB cap plus what socket buffers hold.
     expect(jwksBytesSent).toBeLessThan(16 * 1024 * 1024);
-    expect(server.stderr()).toContain('more than 1048576 bytes');
+    expect(server!.stderr()).toContain('more than 1048576 bytes');
   });
 });
