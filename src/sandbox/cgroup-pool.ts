@@ -54,7 +54,12 @@ async function drainAndRemove(dirs: string[]): Promise<void> {
   for (const d of dirs) await rmdir(d).catch(() => undefined);
 }
 
-/** Removes leftovers of servers that died without cleaning up (`skills-mcp-<pid>-*` with a dead pid). */
+/**
+ * Removes leftovers of servers that died without cleaning up (`skills-mcp-<pid>-*` with a dead pid), ending the
+ * processes still in their run cgroups first: a server killed while a sandbox was starting can leave the sandbox's
+ * first process waiting forever for a bwrap that is gone (it never runs the script, but it and the launcher's
+ * stdio helpers would stay). Every process in those cgroups was started by that server.
+ */
 async function sweepStale(parents: string[]): Promise<void> {
   for (const parent of parents) {
     for (const name of await readdir(parent).catch(() => [] as string[])) {
@@ -67,9 +72,10 @@ async function sweepStale(parents: string[]): Promise<void> {
         // dead: remove its empty run cgroups, then it
       }
       const dir = join(parent, name);
-      for (const child of await readdir(dir, { withFileTypes: true }).catch(() => [])) {
-        if (child.isDirectory()) await rmdir(join(dir, child.name)).catch(() => undefined);
-      }
+      const runs = (await readdir(dir, { withFileTypes: true }).catch(() => []))
+        .filter((child) => child.isDirectory())
+        .map((child) => join(dir, child.name));
+      await drainAndRemove(runs);
       await rmdir(dir).catch(() => undefined);
     }
   }
