@@ -53,6 +53,8 @@ export const OAuthConfigSchema = z
           'Scope also needed for a call that runs a skill script (executable skill tools, run_skill_script).',
         ),
       })
+      // The same name for both would let every token that may read the catalog run scripts too.
+      .refine((s) => s.read !== s.run, { message: 'read and run must be different scopes', path: ['run'] })
       .prefault({})
       .describe(
         'The scope names as the issuer grants them (some prefix them, e.g. api://skills/skills:run).',

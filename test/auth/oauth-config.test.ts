@@ -90,6 +90,18 @@ describe('OAuth configuration', () => {
     expect(r.code).toBe(0);
   });
 
+  it('exits 2 when the read and run scopes are the same (a reader could run scripts)', () => {
+    const config = join(dir(), 'skills-mcp.yaml');
+    writeFileSync(
+      config,
+      'http:\n  oauth:\n    issuer: https://idp.example\n    resource: https://skills.example/mcp\n' +
+        '    scopes: { read: skills, run: skills }\n',
+    );
+    const r = serve(['--config', config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('http.oauth.scopes.run: read and run must be different scopes');
+  });
+
   it('exits 2 for a policy rule whose caller lists nobody', () => {
     const config = join(dir(), 'skills-mcp.yaml');
     writeFileSync(config, 'approval:\n  rules:\n    - { skill: pdf, caller: {}, action: allow }\n');
