@@ -30,6 +30,5 @@ export function matchesCaller(
   if (caller === undefined) return false;
   if (condition.subjects.includes(caller.subject)) return true;
   if (caller.groups === 'unknown') return action === 'deny' && condition.groups.length > 0;
-  const groups = caller.groups;
-  return groups.some((g) => condition.groups.includes(g));
+  return caller.groups.some((g) => condition.groups.includes(g));
 }

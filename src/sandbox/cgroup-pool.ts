@@ -69,7 +69,7 @@ async function sweepStale(parents: string[]): Promise<void> {
         process.kill(Number(m[1]), 0);
         continue; // its server is alive
       } catch {
-        // dead: remove its empty run cgroups, then it
+        // dead: end what is left in its run cgroups, remove them, then it
       }
       const dir = join(parent, name);
       const runs = (await readdir(dir, { withFileTypes: true }).catch(() => []))

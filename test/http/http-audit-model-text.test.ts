@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
+import { auditEvents } from './helpers/audit-events.js';
 import { connectClient } from './helpers/connect-client.js';
 import { CLI, servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
 
@@ -43,16 +44,7 @@ describe('what the model writes into the audit log (built binary)', () => {
     server.proc.kill('SIGTERM');
     expect(await server.exited).toBe(0);
 
-    const events = execFileSync(
-      process.execPath,
-      [CLI, 'audit', 'export', '--jsonl', '--audit', fx.auditPath],
-      {
-        encoding: 'utf8',
-      },
-    )
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+    const events = auditEvents(fx.auditPath);
     const requested = events.filter((e) => e.type === 'tool_call_requested');
     expect(requested).toHaveLength(2);
     const big = requested.find((e) => e.payload.valid === true)?.payload;

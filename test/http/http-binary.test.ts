@@ -1,21 +1,14 @@
-import { execFileSync } from 'node:child_process';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { connectClient } from './helpers/connect-client.js';
 import { rawRequest } from './helpers/raw-request.js';
-import { CLI, servedUrl, spawnCli } from './helpers/spawn-server.js';
+import { auditEvents } from './helpers/audit-events.js';
+import { servedUrl, spawnCli } from './helpers/spawn-server.js';
 import { copySkills } from './helpers/start-http.js';
 
 const TOKEN = 'binary-test-token-abcdef0123456789';
-
-/** The audit log's events (read with the real `skills-mcp audit export`, read-only). */
-const auditEvents = (db: string): { type: string; session_id: string; payload: { reason?: string } }[] =>
-  execFileSync(process.execPath, [CLI, 'audit', 'export', '--jsonl', '--audit', db], { encoding: 'utf8' })
-    .split('\n')
-    .filter(Boolean)
-    .map((l) => JSON.parse(l) as { type: string; session_id: string; payload: { reason?: string } });
 
 describe('skills-mcp --http (built binary)', () => {
   let dir: string;
