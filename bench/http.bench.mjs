@@ -17,7 +17,8 @@
 // of the bare server's in the same round and era.
 //
 // Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
-// build's cli.js), BENCH_HTTP_ROUNDS (repeats of the whole run, default 4: RSS from round 2 on is the leak check).
+// build's cli.js), BENCH_HTTP_ROUNDS (repeats of the whole run, default 4: RSS from round 2 on is the leak check),
+// BENCH_CPU_PROF (a folder for both servers' CPU profiles).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -67,8 +68,13 @@ const rssMiB = (pid) => {
   return m === null ? null : Number(m[1]) / 1024;
 };
 
+// BENCH_CPU_PROF=<folder>: both servers write a V8 CPU profile there when they exit (node --cpu-prof).
+const PROF = process.env.BENCH_CPU_PROF
+  ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`]
+  : [];
+
 function startServer(args) {
-  const proc = spawn(process.execPath, args, { stdio: ['ignore', 'ignore', 'pipe'] });
+  const proc = spawn(process.execPath, [...PROF, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   const exited = new Promise((r) => proc.once('exit', (code) => r(code)));

@@ -1,16 +1,23 @@
 // What the sandbox costs per call: `python3 -c 'print(1)'` run directly, through the skills-mcp adapter
 // (from Node, as the server calls it), through a minimal bwrap line, and through srt (Anthropic's
 // sandbox-runtime, the sandbox Claude Code uses). Interleaved rounds, medians, ratios to direct.
+// Then a gated call: `tools/call` of the bundled Python skill csv-stats through the real server over stdio, allowed by
+// policy (no approval asked; policy, bundle check, audit, sandbox, output collection), interleaved with a minimal
+// bwrap line running the same script with the same input on stdin; target ≤ 1.25× the bwrap line (medians).
+// Every sample of that pair starts after a quiet pause (GATED_SETTLE_MS), so neither pays for the other's aftermath.
 // Run by bench/run.mjs after `npm run build`. Prints a table; writes bench/results/sandbox.json.
 // srt is never a dependency: it is fetched with `npx -p @anthropic-ai/sandbox-runtime@0.0.78`; when it
 // cannot be installed or run, its row says why.
 // SKILLS_MCP_BENCH_BASELINE=<another checkout, built> adds that checkout's adapter as a row of the same rounds, so an
 // old and a new adapter are compared side by side on one machine at one time (the ratio is in the JSON).
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { cpus, release, totalmem } from 'node:os';
-import { dirname, join } from 'node:path';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, release, tmpdir, totalmem } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Client } from '@modelcontextprotocol/client';
+import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { silentLogger } from '../dist/log.js';
 import { createSandbox, loadProfile, defaultProfilesDir, profileLimits } from '../dist/sandbox/index.js';
 
@@ -19,6 +26,12 @@ const ROUNDS = Number(process.env.SKILLS_MCP_BENCH_RUNS ?? 30);
 const WARMUP = 3;
 const SRT_PKG = '@anthropic-ai/sandbox-runtime@0.0.78';
 const CODE = 'print(1)';
+const repo = resolve(here, '..');
+const GATED_ROUNDS = Number(process.env.SKILLS_MCP_BENCH_GATED_RUNS ?? 20);
+const GATED_SETTLE_MS = 100;
+const GATED_TARGET = 1.25;
+const CSV_SCRIPT = join(repo, 'skills', 'csv-stats', 'scripts', 'main.py');
+const CSV_INPUT = readFileSync(join(repo, 'skills', 'csv-stats', 'assets', 'example-input.json'), 'utf8');
 
 /** Spawns a command and resolves with its wall time in ms; rejects unless it printed "1" and exited 0. */
 function timed(cmd, args, opts = {}) {
@@ -61,6 +74,105 @@ const median = (xs) => {
   return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
 };
 const pct = (xs, p) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.floor(p * xs.length))];
+
+/** Runs `cmd args` with `input` on stdin; resolves with its wall time in ms if it exits 0 printing csv-stats' answer. */
+function timedWithInput(cmd, args, input) {
+  return new Promise((resolvePromise, reject) => {
+    const t = performance.now();
+    const child = spawn(cmd, args, { stdio: ['pipe', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - t;
+      if (code === 0 && out.includes('"rows"')) resolvePromise(ms);
+      else reject(new Error(`${cmd} exited ${code}: ${(err || out).trim().split('\n').slice(-2).join(' ')}`));
+    });
+    child.stdin.end(input);
+  });
+}
+
+/**
+ * The gated call of csv-stats through the server (policy allow) next to a minimal bwrap line running the same script
+ * with the same interpreter the sandbox resolves, interleaved, each sample after a quiet pause.
+ */
+async function gatedCall(python) {
+  const tmp = mkdtempSync(join(tmpdir(), 'skills-mcp-bench-gated-'));
+  const config = join(tmp, 'skills-mcp.yaml');
+  writeFileSync(config, 'approval:\n  mode: allow\n  fallback: rules-only\n');
+  const client = new Client({ name: 'sandbox-bench', version: '1' }, { capabilities: {} });
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: [
+      ...(process.env.BENCH_CLI ? [resolve(process.env.BENCH_CLI)] : [join(repo, 'dist', 'cli.js')]),
+      '--skills',
+      join(repo, 'skills'),
+      '--config',
+      config,
+      '--audit',
+      join(tmp, 'audit.db'),
+      '--no-watch',
+      '--log-level',
+      'warn',
+    ],
+    cwd: tmp,
+    env: getDefaultEnvironment(),
+    stderr: 'inherit',
+  });
+  try {
+    await client.connect(transport);
+    const args = JSON.parse(CSV_INPUT);
+    const viaServer = async () => {
+      const t = performance.now();
+      const r = await client.callTool({ name: 'csv-stats', arguments: args });
+      const ms = performance.now() - t;
+      if (r.isError) throw new Error(`gated call failed: ${r.content?.[0]?.text}`);
+      return ms;
+    };
+    const bwrapLine = () =>
+      timedWithInput(
+        '/usr/bin/bwrap',
+        [
+          '--ro-bind',
+          '/',
+          '/',
+          '--dev',
+          '/dev',
+          '--proc',
+          '/proc',
+          '--unshare-all',
+          '--die-with-parent',
+        ].concat([python, CSV_SCRIPT]),
+        CSV_INPUT,
+      );
+    const rows = [
+      { name: 'skills-mcp tools/call csv-stats (policy allow)', fn: viaServer, samples: [] },
+      { name: 'bwrap, minimal line, same script and input', fn: bwrapLine, samples: [] },
+    ];
+    for (let round = 0; round < WARMUP + GATED_ROUNDS; round++) {
+      for (let i = 0; i < rows.length; i++) {
+        const row = rows[(i + round) % rows.length];
+        await sleep(GATED_SETTLE_MS);
+        const ms = await row.fn();
+        if (round >= WARMUP) row.samples.push(ms);
+      }
+    }
+    const bwrapMedian = median(rows[1].samples);
+    return rows.map((r) => ({
+      group: `${python} csv-stats/scripts/main.py`,
+      name: r.name,
+      runs: r.samples.length,
+      medianMs: Math.round(median(r.samples) * 10) / 10,
+      p90Ms: Math.round(pct(r.samples, 0.9) * 10) / 10,
+      ratioToBwrap: Math.round((median(r.samples) / bwrapMedian) * 100) / 100,
+    }));
+  } finally {
+    await client.close().catch(() => {});
+    rmSync(tmp, { recursive: true, force: true });
+  }
+}
 
 async function main() {
   const sandbox = createSandbox({ log: silentLogger(), env: process.env });
@@ -149,6 +261,7 @@ async function main() {
   }
   await sandbox.dispose();
   await baseline?.sandbox.dispose();
+  const gated = await gatedCall(pathPython);
 
   const results = rows.map((r) => {
     const direct = rows.find((x) => x.group === r.group && x.name === 'direct');
@@ -203,11 +316,22 @@ async function main() {
     lines.push(
       `${r.group}: this adapter / ${r.name.replace('skills-mcp adapter, ', '')} = ${r.newOverBaseline.toFixed(2)}`,
     );
+  const gatedRatio = gated[0].ratioToBwrap;
+  lines.push(
+    '',
+    `gated call, ${GATED_ROUNDS} interleaved runs each (after ${WARMUP} warm-up rounds, ${GATED_SETTLE_MS} ms pause before each)`,
+    `${'script'.padEnd(72)}${'how'.padEnd(48)}${'median ms'.padStart(10)}${'p90 ms'.padStart(9)}${'× bwrap'.padStart(9)}`,
+    ...gated.map(
+      (r) =>
+        `${r.group.padEnd(72)}${r.name.padEnd(48)}${r.medianMs.toFixed(1).padStart(10)}${r.p90Ms.toFixed(1).padStart(9)}${r.ratioToBwrap.toFixed(2).padStart(9)}`,
+    ),
+    `target: gated call ≤ ${GATED_TARGET}× the minimal bwrap line: ${gatedRatio.toFixed(2)}× ${gatedRatio <= GATED_TARGET ? 'met' : 'MISSED'}`,
+  );
   process.stdout.write(`${lines.join('\n')}\n`);
   mkdirSync(join(here, 'results'), { recursive: true });
   writeFileSync(
     join(here, 'results', 'sandbox.json'),
-    `${JSON.stringify({ machine, rounds: ROUNDS, results }, null, 2)}\n`,
+    `${JSON.stringify({ machine, rounds: ROUNDS, results, gated: { rounds: GATED_ROUNDS, target: GATED_TARGET, results: gated } }, null, 2)}\n`,
   );
 }
 
