@@ -14,11 +14,13 @@
 // bench/results/http.json (audit log in a temp folder).
 // Each load run is followed by the same run against a bare SDK v2 HTTP server with a trivial tool
 // (bench/bare-http-server.mjs), so the two share the machine's noise; the table gives skills-mcp's calls/s as a ratio
-// of the bare server's in the same round and era.
+// of the bare server's in the same round and era, and each server's CPU time per call (connect, calls, end of session).
 //
 // Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
 // build's cli.js), BENCH_HTTP_ROUNDS (repeats of the whole run, default 4: RSS from round 2 on is the leak check),
-// BENCH_CPU_PROF (a folder for both servers' CPU profiles).
+// BENCH_CPU_PROF (a folder for the servers' CPU profiles), BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of
+// dist/ from before a change inside a copy of the package: it serves too, and runs right after this build in every
+// round and era, so before and after share the noise; its rows and RSS are printed and kept in the JSON).
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -32,6 +34,7 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
 const CLI = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(repo, 'dist', 'cli.js');
+const BASELINE = process.env.BENCH_BASELINE_CLI ? resolve(process.env.BENCH_BASELINE_CLI) : undefined;
 const RESULTS = join(here, 'results', 'http.json');
 const TOOL = 'markdown-toc';
 const RUN_TOOL = 'csv-stats';
@@ -119,7 +122,20 @@ async function end({ client, transport }, era) {
   await client.close();
 }
 
-async function loadRun(url, era) {
+/** CPU time (user + system) a process has used, in ms, from /proc/<pid>/stat; null without /proc. */
+const cpuMs = (pid) => {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+};
+const CLOCK_TICKS = 100;
+
+/** One load run; `pid` is the server's, for its CPU time per call (robust where wall times are noisy). */
+async function loadRun(url, era, pid) {
+  const cpu0 = cpuMs(pid);
   const t0 = performance.now();
   const settled = await Promise.allSettled(Array.from({ length: CLIENTS }, () => connect(url, era)));
   const clients = settled.filter((s) => s.status === 'fulfilled').map((s) => s.value);
@@ -148,6 +164,8 @@ async function loadRun(url, era) {
     p99: round(percentile(latencies, 99)),
     max: round(percentile(latencies, 100)),
     sessionsDuring,
+    // Connecting, the calls and ending the sessions, per call.
+    serverCpuMsPerCall: cpu0 === null ? null : round((cpuMs(pid) - cpu0) / calls, 3),
     samplesMs: latencies.map((x) => round(x, 3)),
   };
 }
@@ -227,40 +245,49 @@ async function main() {
   const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-http-bench-'));
   // /healthz shows the session count only when asked to.
   writeFileSync(join(tmp, 'bench.yaml'), 'http:\n  health_details: true\n');
-  const server = startServer([
-    CLI,
-    '--config',
-    join(tmp, 'bench.yaml'),
-    '--http',
-    '--port',
-    '0',
-    '--skills',
-    join(repo, 'skills'),
-    '--no-watch',
-    '--audit',
-    join(tmp, 'audit.db'),
-  ]);
+  const skillsServer = (cli, audit) =>
+    startServer([
+      cli,
+      '--config',
+      join(tmp, 'bench.yaml'),
+      '--http',
+      '--port',
+      '0',
+      '--skills',
+      join(repo, 'skills'),
+      '--no-watch',
+      '--audit',
+      join(tmp, audit),
+    ]);
+  const server = skillsServer(CLI, 'audit.db');
+  const base = BASELINE === undefined ? undefined : skillsServer(BASELINE, 'baseline-audit.db');
   const bare = startServer([BARE]);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    server.proc.kill('SIGTERM');
-    bare.proc.kill('SIGTERM');
-    await Promise.all([server.exited, bare.exited]);
+    const procs = [server, bare, ...(base === undefined ? [] : [base])];
+    for (const p of procs) p.proc.kill('SIGTERM');
+    await Promise.all(procs.map((p) => p.exited));
   };
   try {
     const url = await server.url;
     const bareUrl = await bare.url;
+    const baseUrl = base === undefined ? undefined : await base.url;
     const pid = server.proc.pid;
     const rssCold = rssMiB(pid);
-    for (const era of ['legacy', 'auto']) {
-      const c = await connect(url, era);
-      await c.client.callTool({ name: TOOL, arguments: {} });
-      await end(c, era);
+    const baseRss = { cold: base === undefined ? null : rssMiB(base.proc.pid), afterRound: [] };
+    for (const u of [url, ...(baseUrl === undefined ? [] : [baseUrl])]) {
+      for (const era of ['legacy', 'auto']) {
+        const c = await connect(u, era);
+        await c.client.callTool({ name: TOOL, arguments: {} });
+        await end(c, era);
+      }
     }
     await sleep(IDLE_MS);
     const rssBefore = rssMiB(pid);
+    if (base !== undefined) baseRss.before = rssMiB(base.proc.pid);
+    const baseRuns = [];
     // Round 1 is the run the issue asks for; further rounds repeat it, so RSS across rounds tells a leak (steady
     // growth) from the heap and allocator sizing themselves once for this load (a plateau).
     const runs = [];
@@ -269,14 +296,21 @@ async function main() {
     for (let round = 1; round <= ROUNDS; round++) {
       for (const era of ['legacy', 'auto']) {
         note(`round ${round}, ${era}: ${CLIENTS} clients × ${CALLS} calls of ${TOOL}, then the bare server`);
-        const run = { round, ...(await loadRun(url, era)) };
-        const floor = { round, ...(await loadRun(bareUrl, era)) };
+        const run = { round, ...(await loadRun(url, era, pid)) };
+        const old =
+          baseUrl === undefined ? undefined : { round, ...(await loadRun(baseUrl, era, base.proc.pid)) };
+        const floor = { round, ...(await loadRun(bareUrl, era, bare.proc.pid)) };
         run.throughputRatio = round2(run.throughput / floor.throughput);
         runs.push(run);
         bareRuns.push(floor);
+        if (old !== undefined) {
+          old.throughputRatio = round2(old.throughput / floor.throughput);
+          baseRuns.push(old);
+        }
       }
       await sleep(IDLE_MS);
       rssAfterRound.push(rssMiB(pid));
+      if (base !== undefined) baseRss.afterRound.push(rssMiB(base.proc.pid));
     }
     note(`${SANDBOXED} concurrent sandboxed runs of ${RUN_TOOL}`);
     const sandboxed = await sandboxedRuns(url);
@@ -316,6 +350,7 @@ async function main() {
         'p99 ms',
         'max ms',
         'sessions open',
+        'server CPU ms/call',
         'calls/s vs bare',
       ],
       ...runs.flatMap((r, i) => [
@@ -331,8 +366,28 @@ async function main() {
           r.p99,
           r.max,
           r.sessionsDuring,
+          r.serverCpuMsPerCall ?? '-',
           `${r.throughputRatio.toFixed(2)}×`,
         ],
+        ...(baseRuns[i] === undefined
+          ? []
+          : [
+              [
+                `  baseline build, ${baseRuns[i].era} era`,
+                baseRuns[i].round,
+                baseRuns[i].clients,
+                baseRuns[i].calls,
+                baseRuns[i].errors,
+                baseRuns[i].throughput,
+                baseRuns[i].p50,
+                baseRuns[i].p95,
+                baseRuns[i].p99,
+                baseRuns[i].max,
+                baseRuns[i].sessionsDuring,
+                baseRuns[i].serverCpuMsPerCall ?? '-',
+                `${baseRuns[i].throughputRatio.toFixed(2)}×`,
+              ],
+            ]),
         [
           `  bare SDK server, ${bareRuns[i].era} era`,
           bareRuns[i].round,
@@ -345,6 +400,7 @@ async function main() {
           bareRuns[i].p99,
           bareRuns[i].max,
           bareRuns[i].sessionsDuring,
+          bareRuns[i].serverCpuMsPerCall ?? '-',
           '1.00×',
         ],
       ]),
@@ -362,11 +418,13 @@ async function main() {
             sandboxed.max,
             '',
             '',
+            '',
           ]
         : [
             `${SANDBOXED} sandboxed runs (${RUN_TOOL})`,
             '',
             'not measured',
+            '',
             '',
             '',
             '',
@@ -382,6 +440,12 @@ async function main() {
     out(
       `server RSS (idle): ${round(rssCold, 1)} MiB at start, ${round(rssBefore, 1)} MiB after one call per era, after each round ${rssAfterRound.map((x) => round(x, 1)).join(', ')} MiB`,
     );
+    if (base !== undefined) {
+      const baseRatios = baseRuns.map((r) => r.throughputRatio);
+      out(
+        `baseline build ${BASELINE}: calls/s vs bare, median ${[...baseRatios].sort((a, b) => a - b)[baseRatios.length >> 1].toFixed(2)}× (runs: ${baseRatios.map((x) => x.toFixed(2)).join(', ')}); idle RSS ${round(baseRss.before, 1)} MiB before, after each round ${baseRss.afterRound.map((x) => round(x, 1)).join(', ')} MiB`,
+      );
+    }
     out();
     const targets = [
       { target: 'errors = 0', actual: String(errors), met: errors === TARGETS.errors },
@@ -450,6 +514,19 @@ async function main() {
       sessionsAfter: after.sessions,
       runs,
       bareRuns,
+      ...(base === undefined
+        ? {}
+        : {
+            baseline: {
+              cli: BASELINE,
+              runs: baseRuns,
+              rssMiB: {
+                start: round(baseRss.cold, 1),
+                beforeRun: round(baseRss.before, 1),
+                afterRound: baseRss.afterRound.map((x) => round(x, 1)),
+              },
+            },
+          }),
       sandboxedRuns: sandboxed,
       targets: targets.map((t) => ({ ...t, status: check(t.met) })),
     };

@@ -10,8 +10,20 @@ const firstSentence = (text: string): string => {
   return s.length > 120 ? `${s.slice(0, 119)}…` : s;
 };
 
+/** Per catalog (a reload makes a new one): every server instance, one per stateless HTTP request, asks again. */
+const built = new WeakMap<Catalog, Map<string, string>>();
+
 /** The server's `instructions`: how to use it, and a compact skill index (hosts may hide tool descriptions). */
 export function serverInstructions(catalog: Catalog, compact: boolean, runs: boolean): string {
+  let forCatalog = built.get(catalog);
+  if (forCatalog === undefined) built.set(catalog, (forCatalog = new Map<string, string>()));
+  const key = `${compact}/${runs}`;
+  let text = forCatalog.get(key);
+  if (text === undefined) forCatalog.set(key, (text = instructionsText(catalog, compact, runs)));
+  return text;
+}
+
+function instructionsText(catalog: Catalog, compact: boolean, runs: boolean): string {
   const how = compact
     ? 'Call list_skills to see every skill, then load_skill {skill} for its instructions; read its files with read_skill_file.'
     : "Each skill is a tool: call it to get the skill's instructions and file index; read its files with read_skill_file.";

@@ -1,6 +1,7 @@
 import * as z from 'zod';
 import type { ServerDeps } from '../server-deps.js';
 import type { ToolDef } from './tool-def.js';
+import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({});
 const output = z.object({
@@ -18,8 +19,8 @@ export const listSkillsTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>>
   config: {
     title: 'List skills',
     description: 'List the available skills with what each does and when to use it. Then call load_skill.',
-    inputSchema: input,
-    outputSchema: output,
+    inputSchema: memoJsonSchema(input),
+    outputSchema: memoJsonSchema(output),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   handler: () => {

@@ -4,6 +4,7 @@ import type { ServerDeps } from '../server-deps.js';
 import { SkillViewSchema, skillView } from '../skill-view.js';
 import { toolError } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
+import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({ skill: z.string().min(1).max(200).describe('Skill name from list_skills.') });
 
@@ -12,8 +13,8 @@ export const loadSkillTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>> 
   config: {
     title: 'Load a skill',
     description: "Load a skill's instructions and file index. Call list_skills first to see the names.",
-    inputSchema: input,
-    outputSchema: SkillViewSchema,
+    inputSchema: memoJsonSchema(input),
+    outputSchema: memoJsonSchema(SkillViewSchema),
     annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
   },
   skillOf: ({ skill }) => skill,

@@ -8,6 +8,7 @@ import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
 import { toolError } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
+import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({
   skill: z.string().min(1).max(200).describe('Skill name.'),
@@ -48,7 +49,7 @@ export const runSkillScriptTool = (
       'path. The working folder is a new, empty output folder for this call: files the script writes there (e.g. ' +
       'a relative output path) come back as files in the result. Pass arguments as a list and optional JSON input. ' +
       'The user may be asked to approve the run.',
-    inputSchema: input,
+    inputSchema: memoJsonSchema(input),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     scopeChallenge: runScopeChallenge(deps.config),
   },

@@ -1,8 +1,8 @@
 import { escapeForDisplay } from '../../escape-for-display.js';
-import { fromJsonSchema } from '@modelcontextprotocol/server';
+import { fromJsonSchema, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
-import type { Skill } from '../../skills/types.js';
+import type { JsonSchemaObject, Skill } from '../../skills/types.js';
 import { runScopeChallenge } from '../auth-info.js';
 import { gatedCall, type GateBridge } from '../gated-call.js';
 import type { ServerDeps } from '../server-deps.js';
@@ -10,6 +10,17 @@ import { skillRemoved } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
 
 const MAX_DESCRIPTION = 900;
+
+/**
+ * The input schema's validator, compiled once per schema (the runner keeps one schema object per entry point):
+ * a stateless HTTP request builds a server instance, and so this tool, each time.
+ */
+const compiled = new WeakMap<object, StandardSchemaWithJSON>();
+const inputSchemaOf = (schema: JsonSchemaObject): StandardSchemaWithJSON => {
+  let s = compiled.get(schema);
+  if (s === undefined) compiled.set(schema, (s = fromJsonSchema(schema)));
+  return s;
+};
 
 /** An executable skill's tool: JSON in (its input schema), sandboxed run of its entry point, JSON out. */
 export const runSkillTool = (
@@ -31,7 +42,7 @@ export const runSkillTool = (
       description:
         `${description}\n\nRuns ${skill.entryPoint} in a sandbox${skill.requests.network ? ' with network access' : ''}; ` +
         `the user may be asked to approve it. Read its instructions with read_skill_file {"skill": "${skill.name}", "path": "${skill.skillFile}"}.${renamed}`,
-      inputSchema: fromJsonSchema(entry.schema),
+      inputSchema: inputSchemaOf(entry.schema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,

@@ -5,6 +5,7 @@ import type { ServerDeps } from '../server-deps.js';
 import { SkillViewSchema, skillView } from '../skill-view.js';
 import { skillRemoved } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
+import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({});
 const MAX_DESCRIPTION = 1024;
@@ -21,8 +22,8 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
     config: {
       title: `Skill: ${escapeForDisplay(skill.name)}`,
       description: `${description}\n\nReturns the skill's instructions${renamed} and its file index.`,
-      inputSchema: input,
-      outputSchema: SkillViewSchema,
+      inputSchema: memoJsonSchema(input),
+      outputSchema: memoJsonSchema(SkillViewSchema),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     skillOf: () => skill.name,
