@@ -1,17 +1,10 @@
 import type { StandardSchemaWithJSON } from '@modelcontextprotocol/server';
+import { deepFreeze } from './deep-freeze.js';
 
 type Converter = StandardSchemaWithJSON['~standard']['jsonSchema'];
 type Options = Parameters<Converter['input']>[0];
 
 const memos = new WeakMap<object, StandardSchemaWithJSON>();
-
-const deepFreeze = <T>(value: T): T => {
-  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
-    Object.freeze(value);
-    for (const v of Object.values(value)) deepFreeze(v);
-  }
-  return value;
-};
 
 /**
  * The same schema (same validation), with its JSON Schema conversion done once per direction and target. The SDK

@@ -2,6 +2,7 @@ import type { CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { Skill } from '../skills/types.js';
 import { mimeTypeOf, skillUri } from './skill-uri.js';
+import { deepFreeze } from './deep-freeze.js';
 
 export const SkillViewSchema = z.object({
   name: z.string().describe('Skill name.'),
@@ -22,8 +23,22 @@ export type SkillView = z.infer<typeof SkillViewSchema>;
 
 const kb = (n: number) => (n < 1024 ? `${n} B` : `${(n / 1024).toFixed(1)} KB`);
 
-/** A skill's instructions and file index, as a tool result the model can act on. */
+/** Built once per skill object (a reload that changes a skill makes a new one) and answer form; frozen, shared. */
+const built = new WeakMap<Skill, Map<boolean, CallToolResult>>();
+
+/**
+ * A skill's instructions and file index, as a tool result the model can act on. Every call of the same skill gets
+ * the same content (a fresh top-level object around it), built on the first.
+ */
 export function skillView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
+  let forSkill = built.get(skill);
+  if (forSkill === undefined) built.set(skill, (forSkill = new Map<boolean, CallToolResult>()));
+  let view = forSkill.get(opts.canRunScripts);
+  if (view === undefined) forSkill.set(opts.canRunScripts, (view = deepFreeze(buildView(skill, opts))));
+  return { ...view };
+}
+
+function buildView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
   const files = skill.files.map((f) => ({ path: f.path, size: f.size, uri: skillUri(skill.name, f.path) }));
   const scripts = skill.files.filter((f) => f.path.startsWith('scripts/')).map((f) => f.path);
   const lines = [

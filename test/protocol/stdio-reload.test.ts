@@ -53,6 +53,11 @@ describe.each<Era>(['legacy', 'auto'])('hot reload over stdio, %s era', (era) =>
       'prompts list_changed after add',
     );
     await waitFor(() => seen.resources > 0, 10_000, 'resources list_changed after add');
+    const call = async () =>
+      (await c!.client.callTool({ name: 'fresh-skill', arguments: {} })).structuredContent as {
+        description: string;
+      };
+    expect((await call()).description).toBe('A new skill. Use it to test reloads.');
 
     // edited
     writeFileSync(join(skills.dir, 'fresh-skill', 'SKILL.md'), skillMd('fresh-skill', 'Edited description.'));
@@ -60,6 +65,7 @@ describe.each<Era>(['legacy', 'auto'])('hot reload over stdio, %s era', (era) =>
     await waitFor(() => seen.tools.length > before, 10_000, 'tools list_changed after edit');
     const edited = (await c.client.listTools()).tools.find((t) => t.name === 'fresh-skill');
     expect(edited?.description).toContain('Edited description.');
+    expect((await call()).description).toBe('Edited description.');
 
     // broken: the broken skill drops out, everything else keeps serving
     writeFileSync(join(skills.dir, 'fresh-skill', 'SKILL.md'), '---\nname: [unclosed\n---\n');
