@@ -9,9 +9,10 @@
 // code it needs: runner, audit store, HTTP transports), "after" once the load has ended; both after IDLE_MS, long
 // enough for the server to give back the memory a busy spell left (it collects 2 s and 8 s after going idle).
 // Then 10 legacy clients at once each run the executable skill `csv-stats` once through the gated pipeline
-// (approval by elicitation, answered "approved" by the client; sandboxed run); when no OS sandbox works on the
-// machine every call is refused, and the row says "not measured" with the reason. Prints a table and writes
-// bench/results/http.json (audit log in a temp folder).
+// (approval by elicitation, answered "approved" by the client, which holds the token of a second instance started
+// for this with SKILLS_MCP_TOKEN: tokenless HTTP does not take a client's own approval; sandboxed run); when no OS
+// sandbox works on the machine every call is refused, and the row says "not measured" with the reason. Prints a
+// table and writes bench/results/http.json (audit log in a temp folder).
 // Each load run is followed by the same run against a bare SDK v2 HTTP server with a trivial tool
 // (bench/bare-http-server.mjs), so the two share the machine's noise; the table gives skills-mcp's calls/s as a ratio
 // of the bare server's in the same round and era, and each server's CPU time per call (connect, calls, end of session).
@@ -22,6 +23,7 @@
 // dist/ from before a change inside a copy of the package: it serves too, and runs right after this build in every
 // round and era, so before and after share the noise; its rows and RSS are printed and kept in the JSON).
 import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -76,8 +78,8 @@ const PROF = process.env.BENCH_CPU_PROF
   ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`]
   : [];
 
-function startServer(args) {
-  const proc = spawn(process.execPath, [...PROF, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
+function startServer(args, env = process.env) {
+  const proc = spawn(process.execPath, [...PROF, ...args], { stdio: ['ignore', 'ignore', 'pipe'], env });
   let stderr = '';
   proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
   const exited = new Promise((r) => proc.once('exit', (code) => r(code)));
@@ -171,7 +173,7 @@ async function loadRun(url, era, pid) {
 }
 
 /** SANDBOXED legacy clients at once, each running RUN_TOOL once; the client approves when asked. */
-async function sandboxedRuns(url) {
+async function sandboxedRuns(url, token) {
   const clients = await Promise.all(
     Array.from({ length: SANDBOXED }, async () => {
       const client = new Client(
@@ -182,7 +184,9 @@ async function sandboxedRuns(url) {
         action: 'accept',
         content: { decision: 'approved' },
       }));
-      const transport = new StreamableHTTPClientTransport(new URL(url));
+      const transport = new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { authorization: `Bearer ${token}` } },
+      });
       await client.connect(transport);
       return { client, transport };
     }),
@@ -245,28 +249,35 @@ async function main() {
   const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-http-bench-'));
   // /healthz shows the session count only when asked to.
   writeFileSync(join(tmp, 'bench.yaml'), 'http:\n  health_details: true\n');
-  const skillsServer = (cli, audit) =>
-    startServer([
-      cli,
-      '--config',
-      join(tmp, 'bench.yaml'),
-      '--http',
-      '--port',
-      '0',
-      '--skills',
-      join(repo, 'skills'),
-      '--no-watch',
-      '--audit',
-      join(tmp, audit),
-    ]);
+  const skillsServer = (cli, audit, env) =>
+    startServer(
+      [
+        cli,
+        '--config',
+        join(tmp, 'bench.yaml'),
+        '--http',
+        '--port',
+        '0',
+        '--skills',
+        join(repo, 'skills'),
+        '--no-watch',
+        '--audit',
+        join(tmp, audit),
+      ],
+      env,
+    );
   const server = skillsServer(CLI, 'audit.db');
+  // Over HTTP an answer in the client's own approval form counts only from a client holding the server's token, so the
+  // sandboxed runs go to an instance of this build started with one (the load runs measure the tokenless server).
+  const token = randomBytes(32).toString('hex');
+  const gated = skillsServer(CLI, 'gated-audit.db', { ...process.env, SKILLS_MCP_TOKEN: token });
   const base = BASELINE === undefined ? undefined : skillsServer(BASELINE, 'baseline-audit.db');
   const bare = startServer([BARE]);
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    const procs = [server, bare, ...(base === undefined ? [] : [base])];
+    const procs = [server, bare, gated, ...(base === undefined ? [] : [base])];
     for (const p of procs) p.proc.kill('SIGTERM');
     await Promise.all(procs.map((p) => p.exited));
   };
@@ -313,7 +324,7 @@ async function main() {
       if (base !== undefined) baseRss.afterRound.push(rssMiB(base.proc.pid));
     }
     note(`${SANDBOXED} concurrent sandboxed runs of ${RUN_TOOL}`);
-    const sandboxed = await sandboxedRuns(url);
+    const sandboxed = await sandboxedRuns(await gated.url, token);
     const after = await health(url);
     const rssRun = rssAfterRound[0];
     // Growth from the second round on is what a leak would show.
