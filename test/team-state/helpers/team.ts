@@ -32,8 +32,13 @@ export interface Team {
   db: TestAuditDb;
   fx: GatedFixture;
   servers: SpawnedServer[];
-  /** Starts a real `serve --http --audit postgres://…` process (its local state in `state-<name>`) and a client. */
-  start(name: string): Promise<{ s: SpawnedServer; c: Client }>;
+  /**
+   * Starts a real `serve --http --audit postgres://…` process (its local state in `state-<name>`) and a client with
+   * `token` (default: the static token the server is given; with OAuth in the config, give an access token).
+   */
+  start(name: string, token?: string): Promise<{ s: SpawnedServer; c: Client; url: string }>;
+  /** Another client of a server, with its own bearer token. */
+  connect(url: string, token: string): Promise<Client>;
   /** Every event of the shared log, in chain order. */
   events(): Promise<ExportedEvent[]>;
   /** `skills-mcp audit verify --audit postgres://…`. */
@@ -42,7 +47,8 @@ export interface Team {
   cleanup(signal?: NodeJS.Signals): Promise<void>;
 }
 
-export async function startTeam(config: string): Promise<Team> {
+export async function startTeam(config: string, o: { staticToken?: boolean } = {}): Promise<Team> {
+  const staticToken = o.staticToken ?? true;
   const pg = startTestPostgres();
   const db = await createAuditDb(pg);
   const fx = gatedFixture(config);
@@ -57,7 +63,7 @@ export async function startTeam(config: string): Promise<Team> {
     db,
     fx,
     servers,
-    async start(name) {
+    async start(name, token = TOKEN) {
       const s = spawnCli(
         [
           '--http',
@@ -72,16 +78,22 @@ export async function startTeam(config: string): Promise<Team> {
           db.writerUrl,
         ],
         {
-          SKILLS_MCP_TOKEN: TOKEN,
+          ...(staticToken ? { SKILLS_MCP_TOKEN: TOKEN } : {}),
           SKILLS_MCP_STATE_KEY_FILE: stateKey,
           ...env,
           XDG_STATE_HOME: join(fx.dir, `state-${name}`),
         },
       );
       servers.push(s);
-      const c = await connectClient(await servedUrl(s), 'auto', TOKEN);
+      const url = await servedUrl(s);
+      const c = await connectClient(url, 'auto', token);
       clients.push(c);
-      return { s, c: c.client };
+      return { s, c: c.client, url };
+    },
+    async connect(url, token) {
+      const c = await connectClient(url, 'auto', token);
+      clients.push(c);
+      return c.client;
     },
     async events() {
       const log = openPgAuditLog({ url: db.writerUrl, env });
