@@ -6,6 +6,8 @@ import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
 import { startConsoleIfEnabled } from './approval-console.js';
 import { createServices } from './create-services.js';
+import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
+import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
@@ -15,7 +17,6 @@ import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { refusePostgresAudit } from './audit-path.js';
 import { packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 
@@ -86,7 +87,25 @@ async function serve(
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
-  if (refusePostgresAudit(config, io, 'the server')) return 2;
+  if (config.audit !== undefined && isPostgresUrl(config.audit)) {
+    try {
+      pgConnectionConfig(config.audit);
+    } catch (e) {
+      if (!isSkillsError(e)) throw e;
+      io.err(`skills-mcp: invalid configuration\n  ${e.message}\n  ${e.hint ?? ''}\n`);
+      return 2;
+    }
+    // A PostgreSQL log is shared by replicas: an approval's retry may reach any of them, which must all verify it.
+    if (config.http.enabled && config.http.state_key_file === undefined) {
+      io.err(
+        'skills-mcp: invalid configuration\n  http.state_key_file: required when serving over HTTP with a ' +
+          'PostgreSQL audit log (replicas share it; each must verify the approval round trips of the others)\n  ' +
+          'Make one with `openssl rand -hex 32 > state.key && chmod 600 state.key` and give every replica ' +
+          '--state-key-file state.key.\n',
+      );
+      return 2;
+    }
+  }
   if (config.skills.length === 0) {
     io.err(
       'skills-mcp: no skills folder given.\n  Pass --skills DIR (repeatable), set SKILLS_MCP_SKILLS, or list `skills:` in skills-mcp.yaml.\n',

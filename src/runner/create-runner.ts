@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createEnvResolver } from '../envs/create-env-resolver.js';
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, SkillsError } from '../errors.js';
@@ -29,6 +29,7 @@ import type { RecordedArtifact } from './read-artifact.js';
 import { runApproved, type Unwritten } from './run-approved.js';
 import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
 import { isSameRequest } from './same-request.js';
+import { principalDigest } from '../audit/principal-digest.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
@@ -61,15 +62,39 @@ export function createRunner(deps: RunnerDeps): Runner {
   pins.observe(deps.catalog().skills);
   const outputs = new Map<string, { sessionId: string; files: Map<string, RecordedArtifact> }>();
 
+  /** Per session: the last gate event of other replicas applied, and the events this process applied itself. */
+  const synced = new Map<string, { after: number; own: Set<number> }>();
+  const syncOf = (s: LiveSession) => {
+    let st = synced.get(s.info.id);
+    if (st === undefined) synced.set(s.info.id, (st = { after: 0, own: new Set() }));
+    return st;
+  };
+
   /** Writes events in one transaction, then applies the gate events they record. */
-  const commit = (
-    audit: AuditStore,
+  const commit = async (
+    audit: CallLog,
     s: LiveSession,
     events: AppendInput[],
     apply: { type: string; payload: unknown }[] = [],
   ) => {
-    audit.appendMany(events);
+    const written = await audit.appendMany(events);
+    // Written into another audit session (a call another replica asked): the sync would read it back.
+    if (audit.gateEventsOf !== undefined)
+      for (const ev of written) if (ev.sessionId !== s.auditId) syncOf(s).own.add(ev.eventId);
     for (const ev of apply) s.gate.apply(ev);
+  };
+
+  /**
+   * With a log shared by replicas: applies to this session's gate what the same session (principal) recorded on
+   * other replicas since the last look: grants, denials, loop guard, "deny and stop".
+   */
+  const syncGate = async (audit: CallLog, s: LiveSession) => {
+    if (audit.gateEventsOf === undefined) return;
+    const st = syncOf(s);
+    for (const ev of await audit.gateEventsOf(s.info.id, s.auditId, st.after)) {
+      st.after = Math.max(st.after, ev.eventId);
+      if (!st.own.delete(ev.eventId)) s.gate.apply(ev);
+    }
   };
 
   const refusalContext = (call: PreparedCall): RefusalContext => ({
@@ -82,7 +107,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
 
   const run = async (
-    audit: AuditStore,
+    audit: CallLog,
     s: LiveSession,
     call: PreparedCall,
     callId: string,
@@ -102,13 +127,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {
     const audit = await deps.audit();
     const s = await sessions.get(req.session);
+    await syncGate(audit, s);
     let call: PreparedCall;
     try {
       pins.observe(deps.catalog().skills);
       call = await prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
     } catch (e) {
       if (!isSkillsError(e)) throw e;
-      const callId = recordInvalid(audit, s.auditId, req, e, s.caller);
+      const callId = await recordInvalid(audit, s.auditId, req, e, s.caller);
       const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
       return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
@@ -144,7 +170,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       const channel: ApprovalChannel =
         reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
       const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel);
-      commit(
+      await commit(
         audit,
         s,
         [...head, ...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
@@ -161,12 +187,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     const full = pending.reserve(callId, s.info.id, call.bound.input.input_bytes);
     if (full !== undefined) {
-      commit(audit, s, [...head, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVALS_BUSY' })]);
+      await commit(audit, s, [
+        ...head,
+        finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVALS_BUSY' }),
+      ]);
       const text = `skills-mcp did not ask about ${call.skill.name}/${call.script}: ${full}. Nothing was run.`;
       return { kind: 'done', result: refused('denied', text, 'APPROVALS_BUSY', callId) };
     }
     try {
-      commit(audit, s, [
+      await commit(audit, s, [
         ...head,
         {
           type: 'approval_requested',
@@ -197,22 +226,31 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     const audit = await deps.audit();
     const { session: s, call } = p;
+    await syncGate(audit, s).catch((err: unknown) =>
+      log.warn({ err }, 'could not read other replicas’ stops'),
+    );
     // A stop in this session wins over any later approval of a call asked before it.
     const o: ApprovalOutcome = s.gate.isAborted()
       ? { decision: 'denied', reason: 'session_aborted' }
       : outcome;
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, s.caller);
     if (o.decision === 'approved' || o.decision === 'approved_for_session') {
-      commit(audit, s, d.events, d.apply);
+      try {
+        await commit(audit, s, d.events, d.apply);
+      } catch (e) {
+        // With a shared log, a retry on another replica may have decided it first.
+        if (decidedElsewhere(e)) return notPending();
+        throw e;
+      }
       return run(audit, s, call, callId, ctx);
     }
-    commit(
+    await commit(
       audit,
       s,
       [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
       d.apply,
     );
-    if (o.decision === 'abort') stopSession(audit, s);
+    if (o.decision === 'abort') await stopSession(audit, s);
     return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
   };
 
@@ -220,14 +258,17 @@ export function createRunner(deps: RunnerDeps): Runner {
    * "Deny and stop": every other approval of the session still waiting, or approved but not yet claimed by a
    * retry, is closed unrun; the session refuses every later call.
    */
-  const stopSession = (audit: AuditStore, s: LiveSession) => {
+  const stopSession = async (audit: CallLog, s: LiveSession) => {
     const stopped: AbortedOutcome = { decision: 'denied', reason: 'session_aborted' };
     for (const [id, p] of pending.ofSession(s.info.id)) {
       pending.take(id);
       const events = p.approved
         ? []
         : decisionEvents(s.gate, s.auditId, id, p.call.bound.approvalKey, stopped, 'session').events;
-      audit.appendMany([...events, finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' })]);
+      await audit.appendMany([
+        ...events,
+        finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' }),
+      ]);
       const text = refusalMessage('session_aborted', refusalContext(p.call));
       pending.notifyClosed(id, refused('denied', text, 'APPROVAL_DENIED', id));
     }
@@ -251,7 +292,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       // Approved in the console (recordAnswer) but the client never called again: finished, never run.
       pending.take(callId);
       const audit = await deps.audit();
-      audit.append(finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
+      await audit.append(
+        finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }),
+      );
       const text = `${p.call.skill.name}/${p.call.script} was approved, but the tool was not called again before the approval timed out; it was not run.`;
       pending.notifyClosed(callId, refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId));
     } catch (err) {
@@ -259,7 +302,94 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
-  const resume = (
+  /** The log refused a decision because the call was decided or closed meanwhile (by another server process). */
+  const decidedElsewhere = (e: unknown) =>
+    isSkillsError(e) &&
+    e.code === 'AUDIT_FAILED' &&
+    /already decided|terminal event|session has ended/.test(e.message);
+  const notPending = () =>
+    refused(
+      'denied',
+      'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
+        'or another server process (replica) asked it and keeps it. ' +
+        'Nothing was run by this request. Call the tool again to ask anew.',
+      'APPROVAL_DENIED',
+    );
+  const mismatch = (what: string) =>
+    refused(
+      'invalid',
+      `This request does not match the call it continues (${what} with the ` +
+        'tool, arguments and input the person was asked about). Nothing was run. Retry with exactly the same ' +
+        'tool, arguments and input, or call the tool without the continuation to ask anew.',
+      'RETRY_MISMATCH',
+    );
+
+  /**
+   * A retry for a call another server process asked (a log shared by replicas): the call is re-prepared from the
+   * retry's own request and runs only when its approval key, input digest and bundle are the ones recorded when the
+   * person was asked. Deciding it is the claim: the log takes one decision per call (checked in the append
+   * transaction), so of two replicas or two retries exactly one goes on. Undefined when the log has no such call
+   * for this session.
+   */
+  const resumeShared = async (
+    callId: string,
+    info: SessionInfo,
+    answer: ApprovalAnswer,
+    ctx: CallContext,
+    retry: CallRequest,
+  ): Promise<CallResult | undefined> => {
+    const audit = await deps.audit();
+    const sp = await audit.pendingCall?.(callId);
+    if (sp === undefined) return undefined;
+    const principal = info.principal === undefined ? undefined : principalDigest(info.principal);
+    const ours = sp.sessionId === info.id || sp.sessionId.startsWith(`${info.id}.`);
+    if (!ours || sp.principalSha256 !== principal) return undefined;
+    const s = await sessions.get(info);
+    await syncGate(audit, s);
+    const what = `${sp.skill ?? sp.tool}/${sp.script ?? ''}`;
+    let call: PreparedCall;
+    try {
+      pins.observe(deps.catalog().skills);
+      call = await prepareCall(retry, {
+        config,
+        pins,
+        entryInput: caches.entryInput,
+        scan: caches.scan,
+        envs,
+      });
+    } catch (e) {
+      if (!isSkillsError(e)) throw e;
+      return mismatch(what);
+    }
+    const same =
+      call.bound.approvalKey === sp.approvalKey &&
+      call.bound.input.input_sha256 === sp.inputSha256 &&
+      call.bundle.sha256 === sp.bundleSha256 &&
+      call.req.tool === sp.tool &&
+      call.skill.name === sp.skill &&
+      call.script === sp.script;
+    if (!same) return mismatch(what);
+    const o: ApprovalOutcome = s.gate.isAborted()
+      ? { decision: 'denied', reason: 'session_aborted' }
+      : interpretAnswer(answer);
+    const d = decisionEvents(s.gate, sp.sessionId, callId, sp.approvalKey, o, ctx.channel, s.caller);
+    const approved = o.decision === 'approved' || o.decision === 'approved_for_session';
+    const events = approved
+      ? d.events
+      : [...d.events, finishedEvent(sp.sessionId, callId, 'denied', { code: 'APPROVAL_DENIED' })];
+    try {
+      await commit(audit, s, events, d.apply);
+    } catch (e) {
+      // Decided meanwhile (another retry, another replica, the asking one's timeout): this one is not the claim.
+      if (decidedElsewhere(e)) return notPending();
+      throw e;
+    }
+    if (approved) return run(audit, { ...s, auditId: sp.sessionId }, call, callId, ctx);
+    if (o.decision === 'abort') await stopSession(audit, s);
+    return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+  };
+
+  const resume = async (
     callId: string,
     info: SessionInfo,
     answer: ApprovalAnswer,
@@ -267,20 +397,13 @@ export function createRunner(deps: RunnerDeps): Runner {
     retry?: CallRequest,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
-    if (p === undefined || p.session.info.id !== info.id) {
-      const text =
-        'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
-        'or another server process (replica) asked it and keeps it. ' +
-        'Nothing was run by this request. Call the tool again to ask anew.';
-      return Promise.resolve(refused('denied', text, 'APPROVAL_DENIED'));
+    if (p === undefined && retry !== undefined) {
+      const shared = await resumeShared(callId, info, answer, ctx, retry);
+      if (shared !== undefined) return shared;
     }
-    if (retry !== undefined && !isSameRequest(p.call, retry)) {
-      const text =
-        `This request does not match the call it continues (${p.call.skill.name}/${p.call.script} with the ` +
-        'tool, arguments and input the person was asked about). Nothing was run. Retry with exactly the same ' +
-        'tool, arguments and input, or call the tool without the continuation to ask anew.';
-      return Promise.resolve(refused('invalid', text, 'RETRY_MISMATCH'));
-    }
+    if (p === undefined || p.session.info.id !== info.id || p.recording === true) return notPending();
+    if (retry !== undefined && !isSameRequest(p.call, retry))
+      return mismatch(`${p.call.skill.name}/${p.call.script}`);
     if (p.approved) {
       // The decision is already durable (recordAnswer): run it now for the retrying client.
       pending.take(callId);
@@ -296,7 +419,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     channel: CallContext['channel'],
   ): Promise<Recorded> => {
     const p = pending.get(callId);
-    if (p === undefined || p.session.info.id !== info.id || p.approved) {
+    if (p === undefined || p.session.info.id !== info.id || p.approved || p.recording === true) {
       throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
     const outcome = interpretAnswer(answer);
@@ -313,7 +436,13 @@ export function createRunner(deps: RunnerDeps): Runner {
         channel,
         p.session.caller,
       );
-      commit(await deps.audit(), p.session, d.events, d.apply);
+      // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
+      p.recording = true;
+      try {
+        await commit(await deps.audit(), p.session, d.events, d.apply);
+      } finally {
+        delete p.recording;
+      }
       p.approved = true;
       return { kind: 'approved' };
     }
@@ -327,12 +456,13 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const endSession = async (info: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error') => {
     pending.closeAll(info.id);
+    synced.delete(info.id);
     const live = sessions.forget(info.id);
     if (live === undefined) return;
     const s = await live.catch(() => undefined);
     // The session's read-only records land first (the first one may still be waiting for the store to open).
     await readOnly.settled(info.id);
-    if (s !== undefined) (await deps.audit()).endSession(s.auditId, reason);
+    if (s !== undefined) await (await deps.audit()).endSession(s.auditId, reason);
   };
 
   const close = (): Promise<void> => {

@@ -1,0 +1,68 @@
+import type { EventType } from './event-types.js';
+import type {
+  AppendInput,
+  AuditEvent,
+  CallDetail,
+  CallRow,
+  ListCallsFilter,
+  SessionEndReason,
+  SessionStartInput,
+  SessionState,
+} from './types.js';
+
+type Maybe<T> = T | Promise<T>;
+
+/** A call waiting for its approval in a shared log: what was asked, exactly as recorded when it was asked. */
+export interface SharedPending {
+  callId: string;
+  /** The audit session the call's events belong to (the one that asked). */
+  sessionId: string;
+  /** `principal_sha256` of that session, when it had a principal. */
+  principalSha256: string | undefined;
+  tool: string;
+  skill: string | null;
+  script: string | null;
+  approvalKey: string;
+  inputSha256: string;
+  bundleSha256: string | null;
+}
+
+/**
+ * What the server needs of an audit log: the runner, its sessions, read-only records and the approval console. The
+ * SQLite store answers at once (its methods are synchronous), the PostgreSQL one asynchronously; callers await
+ * every method either way. As with the store, a write that resolves is durable, one that rejects (`AUDIT_FAILED`)
+ * wrote nothing, and the step an event records must not be taken before it resolved. Per-call order (started twice,
+ * anything after a terminal event, …) is checked inside the append transaction.
+ */
+export interface CallLog {
+  /** Starts a session; sessions started in the same turn may share one commit. */
+  startSessionAsync(
+    input: SessionStartInput,
+    options?: { sessionId?: string },
+  ): Promise<AuditEvent<'session_started'>>;
+  append<I extends AppendInput>(input: I): Maybe<AuditEvent<I['type']>>;
+  /** All committed in one transaction, or none. */
+  appendMany(inputs: readonly AppendInput[]): Maybe<AuditEvent[]>;
+  /** `append`, possibly sharing a commit with others appended in the same turn. */
+  appendAsync<I extends AppendInput>(input: I): Promise<AuditEvent<I['type']>>;
+  /** Pending approvals denied, open calls interrupted, then `session_ended`, in one transaction. Idempotent. */
+  endSession(sessionId: string, reason: SessionEndReason): Maybe<AuditEvent<'session_ended'>>;
+  /** Grants, denial counts, loop-guarded keys, aborted flag; rebuilt from events. */
+  sessionState(sessionId: string): Maybe<SessionState>;
+  sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): Maybe<AuditEvent<T>[]>;
+  listCalls(filter?: ListCallsFilter): Maybe<CallRow[]>;
+  getCall(callId: string): Maybe<CallDetail | undefined>;
+  /**
+   * Only in a log shared by several server processes (PostgreSQL): a call waiting for its approval in the log,
+   * whichever process asked it (asked, not decided, not ended), with what binds it; else undefined.
+   */
+  pendingCall?(callId: string): Promise<SharedPending | undefined>;
+  /**
+   * Only in a shared log: the gate events (`approval_decided`, `loop_guard_tripped`, `session_aborted`) after
+   * `afterEventId` of the other audit sessions continuing session `sessionId` (`<id>` or `<id>.<suffix>`, i.e. the same
+   * principal on other replicas), except `exceptSessionId`; of ended sessions only stops. In commit order.
+   */
+  gateEventsOf?(sessionId: string, exceptSessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
+  runsRefused(): string | undefined;
+}
