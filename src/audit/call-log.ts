@@ -59,10 +59,10 @@ export interface CallLog {
   pendingCall?(callId: string): Promise<SharedPending | undefined>;
   /**
    * Only in a shared log: the gate events (`approval_decided`, `loop_guard_tripped`, `session_aborted`) after
-   * `afterEventId` of the other audit sessions continuing session `sessionId` (`<id>` or `<id>.<suffix>`, i.e. the same
-   * principal on other replicas), except `exceptSessionId`; of ended sessions only stops. In commit order.
+   * `afterEventId` of every audit session continuing session `sessionId` (`<id>` or `<id>.<suffix>`, i.e. the same
+   * principal on every replica, this one's included); of ended sessions only stops. In commit order.
    */
-  gateEventsOf?(sessionId: string, exceptSessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  gateEventsOf?(sessionId: string, afterEventId: number): Promise<AuditEvent[]>;
   /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
   runsRefused(): string | undefined;
 }

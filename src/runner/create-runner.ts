@@ -78,20 +78,20 @@ export function createRunner(deps: RunnerDeps): Runner {
     apply: { type: string; payload: unknown }[] = [],
   ) => {
     const written = await audit.appendMany(events);
-    // Written into another audit session (a call another replica asked): the sync would read it back.
-    if (audit.gateEventsOf !== undefined)
-      for (const ev of written) if (ev.sessionId !== s.auditId) syncOf(s).own.add(ev.eventId);
+    // Applied here now: the sync reads them back (from this session, or the one another replica asked a call in).
+    if (audit.gateEventsOf !== undefined) for (const ev of written) syncOf(s).own.add(ev.eventId);
     for (const ev of apply) s.gate.apply(ev);
   };
 
   /**
    * With a log shared by replicas: applies to this session's gate what the same session (principal) recorded on
-   * other replicas since the last look: grants, denials, loop guard, "deny and stop".
+   * other replicas since the last look: grants, denials, loop guard, "deny and stop" — also those another replica
+   * wrote into this process's own audit session (deciding a call asked here).
    */
   const syncGate = async (audit: CallLog, s: LiveSession) => {
     if (audit.gateEventsOf === undefined) return;
     const st = syncOf(s);
-    for (const ev of await audit.gateEventsOf(s.info.id, s.auditId, st.after)) {
+    for (const ev of await audit.gateEventsOf(s.info.id, st.after)) {
       st.after = Math.max(st.after, ev.eventId);
       if (!st.own.delete(ev.eventId)) s.gate.apply(ev);
     }
@@ -475,11 +475,31 @@ export function createRunner(deps: RunnerDeps): Runner {
     return p === undefined ? undefined : approvalView(p.call, config, deps.runsDir, callId);
   };
 
+  /**
+   * When the log refused an event because this process's session was ended elsewhere (a peer took this server for
+   * dead while its lease had lapsed), the session is forgotten so that the next call continues in a new audit
+   * session; this call still fails, with the log's reason.
+   */
+  const forgetIfEnded = async <T>(info: SessionInfo, step: () => Promise<T>): Promise<T> => {
+    try {
+      return await step();
+    } catch (e) {
+      if (isSkillsError(e) && e.code === 'AUDIT_FAILED' && /the session has ended/.test(e.message)) {
+        log.warn({ session: info.id }, 'the audit log holds this session as ended: the next call starts a new one');
+        pending.closeAll(info.id);
+        synced.delete(info.id);
+        sessions.forget(info.id);
+      }
+      throw e;
+    }
+  };
+
   return {
     entryInput: caches.entryInput,
-    begin,
+    begin: (req, ctx) => forgetIfEnded(req.session, () => begin(req, ctx)),
     pendingView,
-    resume,
+    resume: (callId, info, answer, ctx, retry) =>
+      forgetIfEnded(info, () => resume(callId, info, answer, ctx, retry)),
     recordAnswer,
     onPendingClosed: pending.onClosed,
     recordReadOnly: readOnly.record,

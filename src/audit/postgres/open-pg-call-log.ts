@@ -48,7 +48,7 @@ const GATE_EVENTS = `SELECT e.event_id::text AS event_id, e.ts::text AS ts, e.se
     e.prev_hash, e.hash
   FROM ${PG_SCHEMA}.audit_events e
   WHERE e.type IN ('approval_decided', 'loop_guard_tripped', 'session_aborted')
-    AND (e.session_id = $1 OR e.session_id LIKE $2) AND e.session_id <> $3 AND e.event_id > $4
+    AND (e.session_id = $1 OR e.session_id LIKE $2) AND e.event_id > $3
     AND (e.type = 'session_aborted' OR NOT EXISTS (SELECT 1 FROM ${PG_SCHEMA}.audit_events x
          WHERE x.type = 'session_ended' AND x.session_id = e.session_id))
   ORDER BY e.event_id`;
@@ -166,13 +166,12 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
       }
       return pendingOf(callId, rows);
     },
-    async gateEventsOf(sessionId, exceptSessionId, afterEventId) {
+    async gateEventsOf(sessionId, afterEventId) {
       try {
         const like = `${sessionId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
         const { rows } = await pool.query<Record<string, unknown>>(GATE_EVENTS, [
           sessionId,
           like,
-          exceptSessionId,
           afterEventId,
         ]);
         return rows.map((r) => parseEventRow(asRow(r)));

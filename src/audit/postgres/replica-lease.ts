@@ -60,7 +60,10 @@ export interface ReplicaLease {
   ready(): Promise<void>;
   /** Starts the heartbeat now (registering at once, and again on each beat until it succeeds). */
   begin(): void;
-  /** One sweep now: closes the sessions of every server whose lease expired. */
+  /**
+   * One sweep now: closes the sessions of every server whose lease expired — once this process has been in touch
+   * with the database for a whole lease itself (a no-op before).
+   */
   sweep(): Promise<void>;
   /** Stops renewing and removes this process's row (its sessions are ended by the caller first). */
   stop(): Promise<void>;
@@ -69,7 +72,8 @@ export interface ReplicaLease {
 /**
  * This process's lease in `replicas`: registered on first use, renewed every `heartbeatMs`; each renewal also sweeps
  * for servers whose lease is older than `leaseMs` (killed, hung, cut off) and closes their open sessions in the log
- * as crash recovery does for SQLite. A restarted server with the same host and pid (a container's pid 1) closes its
+ * as crash recovery does for SQLite — but only once this process's own renewals have succeeded for `leaseMs` in a
+ * row, so a database outage does not make live peers look dead. A restarted server with the same host and pid (a container's pid 1) closes its
  * former life's sessions at once. Registration that fails (database down) is tried again on the next use.
  */
 export function startReplicaLease(
@@ -82,7 +86,16 @@ export function startReplicaLease(
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
+  /**
+   * Since when (monotonic ms) every renewal of this process has succeeded. A peer's lease counts as expired only once
+   * this process has itself been in touch with the database for a whole lease: after an outage every lease looks
+   * expired, and the peers that were as cut off as this one must get the time to renew before anyone is swept.
+   */
+  let inTouchSince: number | undefined;
+  const mayJudgePeers = () => inTouchSince !== undefined && performance.now() - inTouchSince >= t.leaseMs;
+
   const sweep = async () => {
+    if (!mayJudgePeers()) return;
     const { rows } = await pool.query<{ host: string; pid: number }>(EXPIRED, [
       t.leaseMs,
       self.host,
@@ -108,12 +121,15 @@ export function startReplicaLease(
     try {
       const renewed = await pool.query(RENEW, [self.host, self.pid]);
       if (renewed.rowCount === 0) {
-        // A peer took this process for dead and closed its sessions: they refuse further events (fail closed).
+        // A peer took this process for dead and closed its sessions: they refuse further events (fail closed), and
+        // the runner continues each in a new session on its next call.
         log?.error({}, 'this server’s lease had expired: a peer closed its sessions; registering again');
         await pool.query(REGISTER, [self.host, self.pid]);
       }
+      inTouchSince ??= performance.now();
       await sweep();
     } catch (err) {
+      inTouchSince = undefined;
       log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
     }
   };
@@ -125,6 +141,7 @@ export function startReplicaLease(
       } catch (err) {
         throw pgFailure('register this server', err);
       }
+      inTouchSince ??= performance.now();
       const closed = await closeSessionsOf(pool, self);
       if (closed > 0)
         log?.warn({ closedSessions: closed }, 'closed the sessions this server left open before a restart');
