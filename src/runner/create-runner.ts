@@ -485,10 +485,13 @@ export function createRunner(deps: RunnerDeps): Runner {
       return await step();
     } catch (e) {
       if (isSkillsError(e) && e.code === 'AUDIT_FAILED' && /the session has ended/.test(e.message)) {
-        log.warn({ session: info.id }, 'the audit log holds this session as ended: the next call starts a new one');
+        log.warn(
+          { session: info.id },
+          'the audit log holds this session as ended: the next call starts a new one',
+        );
         pending.closeAll(info.id);
         synced.delete(info.id);
-        sessions.forget(info.id);
+        void sessions.forget(info.id)?.catch(() => undefined);
       }
       throw e;
     }
