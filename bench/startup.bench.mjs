@@ -4,7 +4,8 @@
 //   - spawn → initialize → tools/list wall time of `node dist/cli.js` serving 10, 100, 1,000 and 10,000 generated skills,
 //     interleaved round-robin with a bare SDK v2 server that registers 100 trivial tools (bench/bare-server.mjs)
 //     and with `node -e 0` spawn → exit (the floor), so machine noise hits every configuration alike;
-//   - the server's peak RSS (VmHWM from /proc/<pid>/status, read after tools/list, before the client closes);
+//   - the server's peak RSS (VmHWM from /proc/<pid>/status, read after tools/list, before the client closes) and the
+//     CPU time it used up to then (/proc/<pid>/stat), the steadier figure when other jobs share the machine;
 //   - warm per-call latency of a per-skill tool (10 skills) next to the bare server's trivial tool.
 // With BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of dist/ from before a change, inside a copy of the
 // package so it finds its package.json) that build runs in the same rounds, so before and after share the noise.
@@ -57,6 +58,9 @@ const TARGETS = {
   warmCallRatio: 1.2,
 };
 
+// USER_HZ, which Linux fixes at 100 for /proc/<pid>/stat whatever the kernel's own tick rate.
+const CLOCK_TICKS = 100;
+
 const out = (line = '') => void process.stdout.write(`${line}\n`);
 const note = (line) => void process.stderr.write(`startup.bench: ${line}\n`);
 
@@ -96,6 +100,22 @@ function peakRssKiB(pid) {
   try {
     const m = /^VmHWM:\s+(\d+)\s+kB$/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * CPU time (user + system, all threads) a live process has used, in ms, or null without /proc. Clock ticks of 10 ms:
+ * one sample is coarse, the median of a run is not, and unlike wall time it hardly moves when other jobs share the
+ * machine, which makes it the steadier way to compare two builds.
+ */
+function cpuMs(pid) {
+  if (pid === null || pid === undefined) return null;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
   } catch {
     return null;
   }
@@ -156,6 +176,7 @@ async function measureStart(cfg) {
     const list = await withTimeout(session.client.listTools(), START_TIMEOUT_MS, `${cfg.label}: tools/list`);
     const ms = performance.now() - t0;
     const rssKiB = peakRssKiB(session.transport.pid);
+    const cpu = cpuMs(session.transport.pid);
     if (list.tools.length !== cfg.expectTools) {
       throw new Error(
         `${cfg.label}: tools/list returned ${list.tools.length} tools, expected ${cfg.expectTools}`,
@@ -164,7 +185,7 @@ async function measureStart(cfg) {
     if (session.errors.length > 0)
       throw new Error(`${cfg.label}: client errors: ${session.errors.join('; ')}`);
     const closeMs = await session.close();
-    return { ms, rssKiB, closeMs, paged: list.nextCursor !== undefined };
+    return { ms, cpuMs: cpu, rssKiB, closeMs, paged: list.nextCursor !== undefined };
   } catch (err) {
     await session.close().catch(() => {});
     throw annotate(err, session);
@@ -179,7 +200,7 @@ function measureFloor() {
     child.once('error', reject);
     child.once('exit', (code) => {
       const ms = performance.now() - t0;
-      if (code === 0) resolvePromise({ ms, rssKiB: null, closeMs: 0 });
+      if (code === 0) resolvePromise({ ms, cpuMs: null, rssKiB: null, closeMs: 0 });
       else reject(new Error(`node -e 0 exited with ${code}`));
     });
   });
@@ -386,6 +407,7 @@ async function main() {
   for (const cfg of order) {
     const ms = samples[cfg.id].map((s) => s.ms);
     const rss = samples[cfg.id].map((s) => s.rssKiB).filter((x) => x !== null);
+    const cpu = samples[cfg.id].map((s) => s.cpuMs).filter((x) => x !== null);
     summary[cfg.id] = {
       label: cfg.label,
       n: ms.length,
@@ -394,13 +416,20 @@ async function main() {
       p95Ms: percentile(ms, 95),
       minMs: Math.min(...ms),
       maxMs: Math.max(...ms),
+      medianCpuMs: cpu.length > 0 ? median(cpu) : null,
       peakRssMiB: rss.length > 0 ? Math.max(...rss) / 1024 : null,
       medianPeakRssMiB: rss.length > 0 ? median(rss) / 1024 : null,
       maxCloseMs: cfg.floor ? null : Math.max(...samples[cfg.id].map((s) => s.closeMs)),
     };
   }
   const bareMedian = summary.bare.medianMs;
-  for (const s of Object.values(summary)) s.ratioToBare = s.medianMs / bareMedian;
+  for (const s of Object.values(summary)) {
+    s.ratioToBare = s.medianMs / bareMedian;
+    s.cpuRatioToBare =
+      s.medianCpuMs === null || summary.bare.medianCpuMs === null
+        ? null
+        : s.medianCpuMs / summary.bare.medianCpuMs;
+  }
   const warmSummary = Object.fromEntries(
     warmCfgs.map((cfg) => [
       cfg.id,
@@ -419,7 +448,9 @@ async function main() {
   for (const w of Object.values(warmSummary)) w.ratioToBare = w.medianMs / warmSummary.bare.medianMs;
 
   // Table.
-  const rows = [['config', 'n', 'median ms', 'p95 ms', 'ratio to bare', 'peak RSS MiB', 'tools']];
+  const rows = [
+    ['config', 'n', 'median ms', 'p95 ms', 'ratio to bare', 'CPU ms', 'CPU ratio', 'peak RSS MiB', 'tools'],
+  ];
   for (const cfg of order) {
     const s = summary[cfg.id];
     rows.push([
@@ -428,12 +459,24 @@ async function main() {
       fmt(s.medianMs),
       fmt(s.p95Ms),
       `${s.ratioToBare.toFixed(2)}×`,
+      fmt(s.medianCpuMs, 0),
+      s.cpuRatioToBare === null ? '-' : `${s.cpuRatioToBare.toFixed(2)}×`,
       fmt(s.peakRssMiB),
       s.tools ?? '-',
     ]);
   }
   for (const w of Object.values(warmSummary)) {
-    rows.push([w.label, w.n, fmt(w.medianMs, 3), fmt(w.p95Ms, 3), `${w.ratioToBare.toFixed(2)}×`, '-', '-']);
+    rows.push([
+      w.label,
+      w.n,
+      fmt(w.medianMs, 3),
+      fmt(w.p95Ms, 3),
+      `${w.ratioToBare.toFixed(2)}×`,
+      '-',
+      '-',
+      '-',
+      '-',
+    ]);
   }
 
   const check = (ok) => (ok === null ? 'n/a' : ok ? 'met' : 'MISSED');
@@ -536,7 +579,12 @@ async function main() {
     samples: Object.fromEntries(
       Object.entries(samples).map(([id, xs]) => [
         id,
-        xs.map((s) => ({ ms: round(s.ms, 3), rssKiB: s.rssKiB, closeMs: round(s.closeMs, 1) })),
+        xs.map((s) => ({
+          ms: round(s.ms, 3),
+          cpuMs: s.cpuMs,
+          rssKiB: s.rssKiB,
+          closeMs: round(s.closeMs, 1),
+        })),
       ]),
     ),
     warmCallSamples: Object.fromEntries(

@@ -14,6 +14,8 @@
  * writes every escape as `\uXXXX` (a surrogate pair above U+FFFF), so escaped JSON text is still the same JSON.
  */
 export function escapeForDisplay(text: string, opts: { multiline?: boolean; json?: boolean } = {}): string {
+  // Printable ASCII (and, multiline, line feeds and tabs) has nothing to escape: most names and titles.
+  if ((opts.multiline === true ? PLAIN_MULTILINE : PLAIN).test(text)) return text;
   const codePoint = opts.json === true ? jsonEscape : readableEscape;
   let out = '';
   let marks = 0;
@@ -55,6 +57,8 @@ export function quoteForDisplay(text: string): string {
   return escapeForDisplay(JSON.stringify(text), { json: true });
 }
 
+const PLAIN = /^[\x20-\x7e]*$/;
+const PLAIN_MULTILINE = /^[\x20-\x7e\n\t]*$/;
 const UNSAFE = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\p{Cs}\p{Co}\p{Cn}]/u;
 const MARK = /\p{M}/u;
 const LETTER = /[\p{L}\p{N}]/u;

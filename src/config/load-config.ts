@@ -41,7 +41,8 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   if (explicit && !haveFile) throw invalid([`${file}: config file not found`]);
   if (haveFile) fromFile = readConfigFile(file);
   const merged = [src.env ?? {}, src.flags ?? {}].reduce<Record<string, unknown>>(deepMerge, fromFile);
-  const parsed = ConfigSchema.safeParse(merged);
+  // Parsed once per process: zod's compiled fast path for each nested object would cost more to build than it saves.
+  const parsed = ConfigSchema.safeParse(merged, { jitless: true });
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues, haveFile ? `${file}: ` : ''));
   const config = parsed.data;
   // Paths from the file are relative to the file; paths from env and flags to the working directory.

@@ -2,7 +2,6 @@ import {
   createRequestStateCodec,
   McpServer,
   type CallToolResult,
-  type RegisteredPrompt,
   type RegisteredTool,
 } from '@modelcontextprotocol/server';
 import type { SessionInfo } from '../runner/session.js';
@@ -10,7 +9,7 @@ import type { CatalogDiff } from '../skills/watch-catalog.js';
 import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';
-import { skillPrompt } from './prompts/skill-prompt.js';
+import { serveSkillPrompts, type SkillPrompts } from './prompts/skill-prompts.js';
 import { requestStateKey } from './request-state-key.js';
 import { runArtifactsResource } from './resources/run-artifacts.js';
 import { skillFilesResource } from './resources/skill-files.js';
@@ -41,7 +40,9 @@ interface Live {
   session: SessionInfo;
   bridge: GateBridge;
   compact: boolean;
-  perSkill: Map<string, { tool?: RegisteredTool; prompt: RegisteredPrompt }>;
+  prompts: SkillPrompts;
+  /** Per skill name: its tool (per-skill mode) and the name its prompt is served under. */
+  perSkill: Map<string, { tool?: RegisteredTool; prompt: string }>;
 }
 
 export function createSkillsServer(deps: ServerDeps): SkillsServer {
@@ -72,8 +73,8 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const registerSkill = (l: Live, skill: Skill) => {
     try {
       const tool = l.compact ? undefined : addTool(l, toolFor(l, skill));
-      const p = skillPrompt(deps, skill);
-      const prompt = l.server.registerPrompt(p.name, p.config, p.handler);
+      l.prompts.add(skill);
+      const prompt = skill.toolName;
       l.perSkill.set(skill.name, tool === undefined ? { prompt } : { tool, prompt });
     } catch (err) {
       deps.log.warn({ err, skill: skill.name }, 'could not register skill');
@@ -102,7 +103,8 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       },
     );
     const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
-    const l: Live = { server, session, bridge, compact, perSkill: new Map() };
+    const prompts = serveSkillPrompts(server, deps);
+    const l: Live = { server, session, bridge, compact, prompts, perSkill: new Map() };
     const statics: ToolDef<never>[] = [readSkillFileTool(deps)];
     if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
     if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge));
@@ -132,7 +134,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       for (const name of [...diff.removed, ...diff.changed]) {
         const entry = l.perSkill.get(name);
         entry?.tool?.remove();
-        entry?.prompt.remove();
+        if (entry !== undefined) l.prompts.remove(entry.prompt);
         l.perSkill.delete(name);
       }
       for (const name of [...diff.added, ...diff.changed]) {

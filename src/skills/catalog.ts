@@ -1,5 +1,5 @@
 import { discoverSkills } from './discover-skills.js';
-import { loadSkill } from './load-skill.js';
+import { loadSkill, MAX_SKILL_MD_BYTES } from './load-skill.js';
 import type { Finding, Skill } from './types.js';
 
 /** An immutable snapshot of the skills being served. Reloads produce a new one. */
@@ -29,8 +29,10 @@ export function loadCatalog(roots: readonly string[]): Catalog {
   const findings: Finding[] = [...discoveryFindings];
   const lint: Finding[] = [...discoveryFindings];
   const claims = new Map<string, Skill[]>();
+  // Every SKILL.md is read into this one buffer and decoded from it: thousands of files allocate nothing for bytes.
+  const scratch = Buffer.allocUnsafe(MAX_SKILL_MD_BYTES);
   for (const c of candidates) {
-    const loaded = loadSkill(c.dir, c.root, c.folderName, c.skillFile);
+    const loaded = loadSkill(c.dir, c.root, c.folderName, c.skillFile, scratch);
     findings.push(...loaded.findings);
     lint.push(...loaded.lint);
     const skill = loaded.skill;

@@ -11,8 +11,8 @@ export interface SkillCandidate {
   root: string;
   /** The folder name as found (a symlink's own name). */
   folderName: string;
-  /** `SKILL.md` or `skill.md`. */
-  skillFile: string;
+  /** `SKILL.md` or `skill.md`; undefined for a plain subfolder, which holds a skill only if it has one of them. */
+  skillFile?: string;
 }
 
 export interface Discovery {
@@ -21,7 +21,7 @@ export interface Discovery {
 }
 
 /**
- * Finds skill folders: a root that is itself a skill, or folders one level down, or one level down a nested
+ * Finds the folders that may hold a skill: a root that is itself a skill, or folders one level down, or one level down a nested
  * `skills/` folder (plugin repos). Symlinked folders are followed only when their target stays inside one of the
  * roots. Order: roots in the given order, entries by name.
  */
@@ -42,10 +42,12 @@ export function discoverSkills(roots: readonly string[]): Discovery {
     }
   }
   const seen = new Set<string>();
-  const add = (dir: string, root: string, folderName: string, skillFile: string) => {
+  const add = (dir: string, root: string, folderName: string, skillFile: string | undefined) => {
     if (seen.has(dir)) return;
     seen.add(dir);
-    candidates.push({ dir, root, folderName, skillFile });
+    candidates.push(
+      skillFile === undefined ? { dir, root, folderName } : { dir, root, folderName, skillFile },
+    );
   };
   const scan = (folder: string, root: string) => {
     let entries;
@@ -59,9 +61,9 @@ export function discoverSkills(roots: readonly string[]): Discovery {
       if (e.name.startsWith('.') || e.name === 'node_modules') continue;
       const path = `${folder}${sep}${e.name}`; // a real folder path and a plain name: nothing to normalize
       if (e.isDirectory()) {
-        // `folder` is a realpath, so a plain subfolder's path is real too: no realpath call needed.
-        const skillFile = skillFileOf(path);
-        if (skillFile !== undefined) add(path, root, e.name, skillFile);
+        // `folder` is a realpath, so a plain subfolder's path is real too: no realpath call needed. Whether it holds
+        // a skill file is learnt by opening it when it is loaded (one system call per skill fewer).
+        add(path, root, e.name, undefined);
         continue;
       }
       if (!e.isSymbolicLink()) continue;

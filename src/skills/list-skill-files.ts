@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { sep } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Finding, SkillFile } from './types.js';
@@ -24,9 +24,13 @@ export const isInside = (parent: string, child: string): boolean =>
 /**
  * Lists the regular files of a skill folder (`dir` must be a realpath), sorted by POSIX path. Symlinks are followed
  * only when their target stays inside the folder; others are left out with a `file-symlink-escape` finding.
- * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files.
+ * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files. `known` is a top-level file whose stats the caller
+ * already holds (the skill file it has just read): when that entry is a regular file, they stand in for its lstat.
  */
-export function listSkillFiles(dir: string): { files: SkillFile[]; findings: Finding[] } {
+export function listSkillFiles(
+  dir: string,
+  known?: { name: string; stats: Stats },
+): { files: SkillFile[]; findings: Finding[] } {
   const files: SkillFile[] = [];
   const findings: Finding[] = [];
   const walk = (abs: string, rel: string) => {
@@ -39,7 +43,12 @@ export function listSkillFiles(dir: string): { files: SkillFile[]; findings: Fin
         walk(childAbs, childRel);
         continue;
       }
-      let st = entry.isSymbolicLink() || entry.isFile() ? lstatSync(childAbs) : undefined;
+      let st =
+        rel === '' && entry.name === known?.name && entry.isFile()
+          ? known.stats
+          : entry.isSymbolicLink() || entry.isFile()
+            ? lstatSync(childAbs)
+            : undefined;
       if (st?.isSymbolicLink()) {
         let target: string;
         try {

@@ -1,4 +1,4 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { basename, extname, join, sep } from 'node:path';
 import { isSkillsError } from '../errors.js';
 import { listSkillFiles } from './list-skill-files.js';
@@ -34,18 +34,25 @@ export function skillFileOf(dir: string): string | undefined {
 }
 
 /**
- * Loads one skill folder. `dir` is a realpath that holds a skill file. Never throws: a skill that cannot be served is
- * returned without `skill` and with the finding that says why.
+ * Loads one skill folder. `dir` is a realpath. Never throws for a bad skill: a skill that cannot be served is returned
+ * without `skill` and with the finding that says why. Without `knownFile`, the folder's own `SKILL.md` (else
+ * `skill.md`) is opened; a folder with neither is no skill: nothing is returned and nothing reported. `scratch`, a
+ * buffer of at least {@link MAX_SKILL_MD_BYTES}, is read into instead of allocating one per file.
  */
 export function loadSkill(
   dir: string,
   root: string,
   folderName = basename(dir),
-  skillFile = skillFileOf(dir) ?? 'SKILL.md',
+  knownFile?: string,
+  scratch?: Buffer,
 ): SkillLoad {
+  const read = openSkillFile(dir, knownFile);
+  if (read === undefined) return { findings: [], lint: [] };
+  const skillFile = read.name;
   const path = join(dir, skillFile);
   const skip = (finding: Finding): SkillLoad => ({ findings: [finding], lint: [finding] });
-  const { size, bytes } = readSmallFile(path, MAX_SKILL_MD_BYTES);
+  const { stats, bytes } = readSmallFile(read.fd, MAX_SKILL_MD_BYTES, scratch);
+  const size = stats.size;
   if (bytes === undefined) {
     return skip({
       path,
@@ -62,7 +69,8 @@ export function loadSkill(
 
   let listing: { files: SkillFile[]; findings: Finding[] };
   try {
-    listing = listSkillFiles(dir);
+    // The skill file's fstat stands in for its lstat when the listing finds it a regular file (not a link).
+    listing = listSkillFiles(dir, { name: skillFile, stats });
   } catch (e) {
     if (!isSkillsError(e)) throw e;
     return skip({
@@ -110,18 +118,35 @@ export function loadSkill(
 }
 
 /**
- * A file's bytes when it is at most `limit` bytes long, else only its size: one open, fstat and read (a catalog of
- * thousands of skills spends most of its start-up in such system calls).
+ * Opens the skill file: `name` when given, else `SKILL.md`, else `skill.md`. Undefined when the file does not exist;
+ * other errors (no permission) are thrown, as before.
  */
-function readSmallFile(path: string, limit: number): { size: number; bytes?: Buffer } {
-  const fd = openSync(path, 'r');
+function openSkillFile(dir: string, name: string | undefined): { fd: number; name: string } | undefined {
+  for (const candidate of name === undefined ? ['SKILL.md', 'skill.md'] : [name]) {
+    try {
+      return { fd: openSync(`${dir}${sep}${candidate}`, 'r'), name: candidate };
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code !== 'ENOENT' && code !== 'ENOTDIR') throw e;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * An open file's stats, and its bytes when it is at most `limit` bytes long; closes it. One fstat and read (a
+ * catalog of thousands of skills spends most of its start-up in such system calls). The bytes are a view of
+ * `scratch` when one is given, so they are valid until the next read into it.
+ */
+function readSmallFile(fd: number, limit: number, scratch?: Buffer): { stats: Stats; bytes?: Buffer } {
   try {
-    const size = fstatSync(fd).size;
-    if (size > limit) return { size };
-    const bytes = Buffer.allocUnsafe(size);
+    const stats = fstatSync(fd);
+    const size = stats.size;
+    if (size > limit) return { stats };
+    const bytes = scratch !== undefined && scratch.length >= size ? scratch : Buffer.allocUnsafe(size);
     let read = 0;
     for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, null);
-    return { size, bytes: bytes.subarray(0, read) };
+    return { stats, bytes: bytes.subarray(0, read) };
   } finally {
     closeSync(fd);
   }

@@ -68,7 +68,9 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
   } catch {
     return fail('not-text', 'the file is not UTF-8 text (binary content?); a SKILL.md must be markdown');
   }
-  text = text.replace(/^\uFEFF/, '').replace(/\r\n?/g, '\n');
+  // Checked first, so the common file (no BOM, no CR) is not copied.
+  if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
+  if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
   if (!text.startsWith('---')) {
     return fail(
       'frontmatter-missing',

@@ -1,3 +1,4 @@
+import type * as z from 'zod';
 import { FrontmatterSchema, KNOWN_FIELDS, SKILL_NAME_PATTERN } from './frontmatter-schema.js';
 import { lineOfKey } from './parse-skill-file.js';
 import type { Finding, JsonSchemaObject, SkillRequests } from './types.js';
@@ -22,6 +23,31 @@ export interface Validation {
 }
 
 const shape = FrontmatterSchema.shape;
+type Shape = typeof shape;
+
+const STRING_FIELDS: ReadonlySet<string> = new Set([
+  'license',
+  'compatibility',
+  'allowed-tools',
+  'entry_point',
+]);
+
+/**
+ * True for the values most skills have, which the schema certainly accepts: a string where any string will do (a
+ * too-long compatibility is reported before), a map of strings for `metadata`. Anything else goes to zod, which
+ * decides; this only spares thousands of skills its parse.
+ */
+function plainlyValid(key: string, value: unknown): boolean {
+  if (STRING_FIELDS.has(key)) return typeof value === 'string';
+  if (key !== 'metadata' || typeof value !== 'object' || value === null) return false;
+  if (Object.getPrototypeOf(value) !== Object.prototype) return false;
+  for (const v of Object.values(value)) if (typeof v !== 'string') return false;
+  return true;
+}
+
+/** A field's value when present and valid, else undefined (an absent field is not handed to zod at all). */
+const dataOf = <K extends keyof Shape>(fm: Record<string, unknown>, key: K): z.infer<Shape[K]> | undefined =>
+  fm[key] === undefined ? undefined : (shape[key].safeParse(fm[key]).data as z.infer<Shape[K]> | undefined);
 
 /**
  * Checks frontmatter against the spec. Lenient: only a missing name or description is fatal; every other violation
@@ -106,7 +132,9 @@ export function validateFrontmatter(
     );
   }
   const check = (key: keyof typeof shape, rule: string, message: string) => {
-    if (fm[key] !== undefined && !shape[key].safeParse(fm[key]).success) report(key, rule, 'error', message);
+    const value = fm[key];
+    if (value === undefined || plainlyValid(key, value)) return;
+    if (!shape[key].safeParse(value).success) report(key, rule, 'error', message);
   };
   if (typeof fm.compatibility === 'string' && fm.compatibility.length > 500) {
     report(
@@ -143,17 +171,13 @@ export function validateFrontmatter(
       report(key, 'unknown-field', 'warning', `unknown field "${key}" is kept and ignored`, false);
   }
 
-  const tools = shape['allowed-tools'].safeParse(fm['allowed-tools']);
+  const tools = dataOf(fm, 'allowed-tools');
   const allowedTools =
-    !tools.success || tools.data === undefined
-      ? []
-      : typeof tools.data === 'string'
-        ? tools.data.split(/\s+/).filter(Boolean)
-        : tools.data;
-  const schema = shape.input_schema.safeParse(fm.input_schema);
+    tools === undefined ? [] : typeof tools === 'string' ? tools.split(/\s+/).filter(Boolean) : tools;
+  const schema = dataOf(fm, 'input_schema');
   let inputSchema: JsonSchemaObject | undefined;
-  if (schema.success && schema.data !== undefined) {
-    if (schema.data.type === undefined || schema.data.type === 'object') inputSchema = schema.data;
+  if (schema !== undefined) {
+    if (schema.type === undefined || schema.type === 'object') inputSchema = schema;
     else
       report(
         'input_schema',
@@ -162,24 +186,24 @@ export function validateFrontmatter(
         'input_schema must describe an object (type: object)',
       );
   }
-  const entry = shape.entry_point.safeParse(fm.entry_point);
+  const entryPoint = dataOf(fm, 'entry_point');
   const fields: ValidatedFrontmatter = {
     name,
     description,
     allowedTools,
     requests: requestsOf(fm),
-    ...(entry.success && entry.data !== undefined ? { entryPoint: entry.data } : {}),
+    ...(entryPoint === undefined ? {} : { entryPoint }),
     ...(inputSchema === undefined ? {} : { inputSchema }),
   };
   return { fields, warnings, lint };
 }
 
 function requestsOf(fm: Record<string, unknown>): SkillRequests {
-  const network = shape.network.safeParse(fm.network).data;
-  const sandbox = shape.sandbox.safeParse(fm.sandbox).data;
-  const timeout = shape.timeout.safeParse(fm.timeout).data;
-  const env = shape.env.safeParse(fm.env).data;
-  const workspace = shape.workspace.safeParse(fm.workspace).data;
+  const network = dataOf(fm, 'network');
+  const sandbox = dataOf(fm, 'sandbox');
+  const timeout = dataOf(fm, 'timeout');
+  const env = dataOf(fm, 'env');
+  const workspace = dataOf(fm, 'workspace');
   const timeoutMs =
     typeof timeout === 'number'
       ? Math.round(timeout * 1000)

@@ -114,6 +114,33 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
     expect(text).toContain('Request: fix the login bug');
   });
 
+  it('describes each prompt with its optional request argument', async () => {
+    const { prompts } = await c.client.listPrompts();
+    expect(prompts.find((p) => p.name === 'csv-stats')).toEqual({
+      name: 'csv-stats',
+      title: 'csv-stats',
+      description: expect.stringContaining('CSV'),
+      arguments: [
+        { name: 'request', description: 'What you want done with this skill (optional).', required: false },
+      ],
+    });
+  });
+
+  it('refuses an unknown prompt and a bad prompt argument with invalid params', async () => {
+    await expect(c.client.getPrompt({ name: 'no-such-skill' })).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Prompt no-such-skill not found'),
+    });
+    await expect(
+      c.client.getPrompt({ name: 'csv-stats', arguments: { request: 'x'.repeat(100_001) } }),
+    ).rejects.toMatchObject({
+      code: -32602,
+      message: expect.stringContaining('Invalid arguments for prompt csv-stats: request: Too big'),
+    });
+    const g = await c.client.getPrompt({ name: 'csv-stats' });
+    expect((g.messages[0]!.content as Text).text).not.toContain('Request:');
+  });
+
   it('lists every skill file as a skill:// resource, SKILL.md first, and reads it', async () => {
     const { resources } = await c.client.listResources();
     const ofCsv = resources.filter((r) => r.uri.startsWith('skill://csv-stats/'));

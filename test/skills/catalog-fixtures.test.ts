@@ -1,4 +1,13 @@
-import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -168,6 +177,30 @@ describe('catalog limits', () => {
     expect(c.skills).toHaveLength(0);
     expect(c.findings[0]!.rule).toBe('too-many-files');
     expect(c.findings[0]!.message).toContain('5000');
+  });
+
+  it('indexes the skill file with the size, mode and time lstat reports, linked or not', () => {
+    const root = join(t.dir, 'index-root');
+    for (const name of ['plain', 'linked']) mkdirSync(join(root, name, 'docs'), { recursive: true });
+    writeFileSync(join(root, 'plain', 'SKILL.md'), '---\nname: plain\ndescription: Plain.\n---\nBody.\n');
+    chmodSync(join(root, 'plain', 'SKILL.md'), 0o640);
+    writeFileSync(join(root, 'linked', 'docs', 'real.md'), '---\nname: linked\ndescription: Linked.\n---\n');
+    symlinkSync('docs/real.md', join(root, 'linked', 'SKILL.md'));
+    // Subfolders without a skill file are not skills and are not reported.
+    mkdirSync(join(root, 'not-a-skill'));
+    writeFileSync(join(root, 'not-a-skill', 'README.md'), 'nothing here');
+    const c = loadCatalog([root]);
+    expect(c.skills.map((s) => s.name)).toEqual(['linked', 'plain']);
+    expect(c.findings).toEqual([]);
+    const plain = c.get('plain')!.files;
+    const st = lstatSync(join(root, 'plain', 'SKILL.md'));
+    expect(plain).toEqual([{ path: 'SKILL.md', size: st.size, mode: 0o640, mtimeMs: st.mtimeMs }]);
+    // A link to a file inside the skill is listed at both paths, with the target's stats.
+    const target = statSync(join(root, 'linked', 'docs', 'real.md'));
+    expect(c.get('linked')!.files.map((f) => [f.path, f.size, f.mtimeMs])).toEqual([
+      ['SKILL.md', target.size, target.mtimeMs],
+      ['docs/real.md', target.size, target.mtimeMs],
+    ]);
   });
 
   it('reports a skills root that does not exist', () => {
