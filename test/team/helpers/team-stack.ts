@@ -16,6 +16,8 @@ export type ReplicaName = (typeof REPLICAS)[number];
 
 export interface TeamReplica {
   name: ReplicaName;
+  port: number;
+  /** The running process (replaced by `restart`). */
   server: SpawnedServer;
   /** Its own SQLite audit log, unless the stack was given a shared `--audit`. */
   auditPath: string;
@@ -57,6 +59,8 @@ export interface TeamStack {
   connect(era: Era, token: string, o?: { decision?: string; pin?: ReplicaName }): Promise<TeamClient>;
   /** Stops the replicas (SIGTERM), leaving the balancer and the issuer up. */
   stopReplicas(): Promise<void>;
+  /** Starts a replica that exited again, on its port. */
+  restart(name: ReplicaName): Promise<void>;
   stop(): Promise<void>;
 }
 
@@ -94,39 +98,44 @@ export async function startTeamStack(
   const url = `http://127.0.0.1:${port}/mcp`;
   writeFileSync(
     fx.configFile,
-    `approval:\n  mode: ask\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n`,
+    `approval:\n  mode: ask\n  rules:\n    - { skill: sleeper, action: allow }\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n`,
   );
   const stateKey = randomBytes(32).toString('hex');
   const keyFile = join(fx.dir, 'state.key');
   writeFileSync(keyFile, `${stateKey}\n`, { mode: 0o600 });
   chmodSync(keyFile, 0o600);
 
+  const spawnReplica = async (name: ReplicaName, port: number) => {
+    const server = spawnCli(
+      [
+        '--http',
+        '--port',
+        String(port),
+        ...fx.args.slice(0, 4),
+        '--no-watch',
+        '--audit',
+        o.audit ?? join(fx.dir, name, 'audit.db'),
+        '--state-key-file',
+        keyFile,
+      ],
+      o.env ?? {},
+    );
+    await servedUrl(server);
+    return server;
+  };
   const replicas = await Promise.all(
     REPLICAS.map(async (name): Promise<TeamReplica> => {
-      const auditPath = join(fx.dir, name, 'audit.db');
       mkdirSync(join(fx.dir, name));
-      const server = spawnCli(
-        [
-          '--http',
-          '--port',
-          '0',
-          ...fx.args.slice(0, 4),
-          '--no-watch',
-          '--audit',
-          o.audit ?? auditPath,
-          '--state-key-file',
-          keyFile,
-        ],
-        o.env ?? {},
-      );
-      await servedUrl(server);
-      return { name, server, auditPath };
+      const port = await freePort();
+      return {
+        name,
+        port,
+        server: await spawnReplica(name, port),
+        auditPath: join(fx.dir, name, 'audit.db'),
+      };
     }),
   );
-  const haproxy = await startHaproxy(
-    port,
-    replicas.map((r) => ({ name: r.name, port: Number(/:(\d+)\/mcp/.exec(portLine(r.server))![1]) })),
-  );
+  const haproxy = await startHaproxy(port, replicas);
 
   const tokens: string[] = [];
   const live: Client[] = [];
@@ -179,6 +188,11 @@ export async function startTeamStack(
       return c;
     },
     stopReplicas,
+    async restart(name) {
+      const r = replicas.find((x) => x.name === name)!;
+      await r.server.exited;
+      r.server = await spawnReplica(name, r.port);
+    },
     async stop() {
       for (const c of live.splice(0)) await c.close().catch(() => undefined);
       await stopReplicas();
@@ -188,8 +202,6 @@ export async function startTeamStack(
     },
   };
 }
-
-const portLine = (s: SpawnedServer) => /over Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(s.stderr())![1]!;
 
 /** The text of a tool result's content. */
 export const textOf = (r: { content?: unknown }) =>
