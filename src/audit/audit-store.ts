@@ -1,3 +1,4 @@
+import type { CallLog } from './call-log.js';
 import type { EventType } from './event-types.js';
 import type { ExportedEvent } from './parse-event-row.js';
 import type { ChainPoint } from './verify-chain.js';
@@ -24,7 +25,7 @@ import type {
  * before side effect) is the caller's; the store refuses out-of-order events for a call (e.g. `started`
  * twice, anything after a terminal event, a terminal event while approval is pending).
  */
-export interface AuditStore {
+export interface AuditStore extends CallLog {
   readonly path: string;
   readonly readOnly: boolean;
   /** What recovery did at open; null when opened read-only or with `recover: false`. */

@@ -1,11 +1,12 @@
 import type { Database } from 'better-sqlite3';
 import { canonicalJson } from '../canonical-json.js';
-import { SkillsError, isSkillsError } from '../errors.js';
+import { isSkillsError } from '../errors.js';
+import { assertRunsAllowed } from './assert-runs-allowed.js';
 import { checkEventInput, refused, type PendingEvent } from './check-event-input.js';
 import { createProjector } from './create-projector.js';
 import { chainEvent } from './chain-event.js';
 import { GENESIS_HASH } from './event-hash.js';
-import { isCallEventType } from './event-types.js';
+import { checkEventOrder, type OrderLookup } from './check-event-order.js';
 import type { AuditEvent } from './types.js';
 
 interface SessionRow {
@@ -20,9 +21,6 @@ interface ApprovalStateRow {
   approval_key: string;
   decided_event_id: number | null;
 }
-
-/** Events that ask a person or start a process: refused while the log cannot vouch for itself. */
-const RUN_EVENTS: ReadonlySet<string> = new Set(['approval_requested', 'tool_call_started']);
 
 /**
  * Returns `write(event)`, which validates one event (payload schema, privacy guard, session/call state),
@@ -45,69 +43,25 @@ export function createAppender(
   const approval = db.prepare('SELECT approval_key, decided_event_id FROM approvals WHERE call_id = ?');
   const project = createProjector(db);
 
-  function checkState(e: PendingEvent, payload: Record<string, unknown>): void {
-    const s = session.get(e.sessionId) as SessionRow | undefined;
-    if (e.type === 'session_started') {
-      if (s) throw refused(e, 'the session already exists');
-      return;
-    }
-    if (!s) throw refused(e, 'unknown session');
-    if (s.ended_event_id !== null) throw refused(e, 'the session has ended');
-    if (e.callId === null) {
-      if (isCallEventType(e.type)) throw refused(e, 'a call event needs a callId');
-      return;
-    }
-    const c = call.get(e.callId) as CallStateRow | undefined;
-    if (e.type === 'tool_call_requested') {
-      if (c) throw refused(e, 'the call id is already used');
-      return;
-    }
-    if (!c) throw refused(e, 'unknown call');
-    if (c.session_id !== e.sessionId) throw refused(e, 'the call belongs to another session');
-    if (!isCallEventType(e.type)) return;
-    if (c.state === 'finished' || c.state === 'interrupted')
-      throw refused(e, 'the call already has its terminal event');
-    const a = approval.get(e.callId) as ApprovalStateRow | undefined;
-    switch (e.type) {
-      case 'policy_decided':
-        if (c.policy_decision !== null) throw refused(e, 'the policy was already decided for this call');
-        return;
-      case 'approval_requested':
-        if (a) throw refused(e, 'approval was already asked for this call');
-        return;
-      case 'approval_decided':
-        if (a?.decided_event_id != null) throw refused(e, 'approval was already decided for this call');
-        if (a && a.approval_key !== payload.approval_key)
-          throw refused(e, 'approval_key differs from the request');
-        return;
-      case 'tool_call_started':
-        if (c.state !== 'requested') throw refused(e, 'the call was already started');
-        return;
-      case 'tool_call_finished':
-      case 'tool_call_interrupted': {
-        if (a && a.decided_event_id === null)
-          throw refused(e, 'its approval is still pending: decide it first');
-        const paths = (payload.artifacts as { path: string }[] | undefined)?.map((x) => x.path) ?? [];
-        if (new Set(paths).size !== paths.length) throw refused(e, 'artifact paths repeat');
-        return;
-      }
-    }
-  }
+  const lookup: OrderLookup = {
+    session: (id) => {
+      const s = session.get(id) as SessionRow | undefined;
+      return s && { ended: s.ended_event_id !== null };
+    },
+    call: (id) => {
+      const c = call.get(id) as CallStateRow | undefined;
+      return c && { sessionId: c.session_id, state: c.state, policyDecided: c.policy_decision !== null };
+    },
+    approval: (id) => {
+      const a = approval.get(id) as ApprovalStateRow | undefined;
+      return a && { approvalKey: a.approval_key, decided: a.decided_event_id !== null };
+    },
+  };
 
   return (e) => {
-    const broken = RUN_EVENTS.has(e.type) ? runsRefused() : undefined;
-    if (broken !== undefined) {
-      throw new SkillsError(
-        'AUDIT_CHAIN_BROKEN',
-        `no new runs: the audit log failed verification (${broken})`,
-        {
-          hint: 'An operator must run `skills-mcp audit verify` and restore the log; read-only tools still answer.',
-          details: { type: e.type },
-        },
-      );
-    }
+    assertRunsAllowed(e.type, runsRefused);
     const payload = checkEventInput(e);
-    checkState(e, payload);
+    checkEventOrder(e, payload, lookup);
 
     const last = head.get() as { event_id: number; hash: string } | undefined;
     const eventId = (last?.event_id ?? 0) + 1;

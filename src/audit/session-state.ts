@@ -36,13 +36,23 @@ export function sessionEvents<T extends EventType>(
  * denial counts per approval key, loop-guarded keys, the aborted flag, and whether the session is open.
  */
 export function sessionState(db: Database, sessionId: string): SessionState {
-  const events = sessionEvents(db, sessionId, [
-    'session_started',
-    'approval_decided',
-    'loop_guard_tripped',
-    'session_aborted',
-    'session_ended',
-  ]);
+  return foldSessionState(sessionId, sessionEvents(db, sessionId, SESSION_STATE_EVENTS));
+}
+
+/** The event types {@link foldSessionState} reads. */
+export const SESSION_STATE_EVENTS = [
+  'session_started',
+  'approval_decided',
+  'loop_guard_tripped',
+  'session_aborted',
+  'session_ended',
+] as const;
+
+/** The gate's view of a session from its events (of {@link SESSION_STATE_EVENTS}), in commit order. */
+export function foldSessionState(
+  sessionId: string,
+  events: readonly AuditEvent<(typeof SESSION_STATE_EVENTS)[number]>[],
+): SessionState {
   const grants = new Set<string>();
   const loopGuarded = new Set<string>();
   const denials: Record<string, number> = {};

@@ -9,6 +9,15 @@ import { isPostgresUrl, redactPostgresUrl } from '../audit/postgres/postgres-url
 export const resolveAuditPath = (config: Config, io: CliIo): string =>
   config.audit ?? defaultAuditPath({ env: io.env, platform: process.platform, home: homedir() });
 
+/**
+ * Where this server's local state goes beside (call folders, environments, bundle copies, console links): the SQLite
+ * audit file, or for a PostgreSQL log the default audit file's place.
+ */
+export const resolveLocalBase = (config: Config, io: CliIo): string =>
+  config.audit !== undefined && isPostgresUrl(config.audit)
+    ? defaultAuditPath({ env: io.env, platform: process.platform, home: homedir() })
+    : resolveAuditPath(config, io);
+
 /** Takes `--audit PATH` / `--audit=PATH` and `--config FILE` out of a subcommand's args. */
 export function takeGlobalFlags(args: string[]): { rest: string[]; audit?: string; config?: string } {
   const rest: string[] = [];
@@ -41,7 +50,7 @@ export const resolveBundlesDir = (config: Config, auditPath: string): string =>
   join(config.data_dir ?? dirname(auditPath), 'bundles');
 
 /**
- * For the commands that need the audit log as a local SQLite file (serving, runs, bundles, deps, console): when the
+ * For the commands that need the audit log as a local SQLite file (runs, bundles, deps, console): when the
  * configured log is a PostgreSQL URL, prints why not (a `path: message` line) and returns true (exit 2). They never
  * fall back to a SQLite file on their own.
  */
@@ -49,7 +58,7 @@ export function refusePostgresAudit(config: Config, io: CliIo, command: string):
   if (config.audit === undefined || !isPostgresUrl(config.audit)) return false;
   io.err(
     `skills-mcp: invalid configuration\n  audit: ${redactPostgresUrl(config.audit)}: ${command} cannot use a PostgreSQL audit log yet ` +
-      '(the server writes its audit log to a SQLite file only); `skills-mcp audit verify|export` read a PostgreSQL log. ' +
+      '(it writes its audit log to a SQLite file only; `skills-mcp serve` can write to PostgreSQL); `skills-mcp audit verify|export` read a PostgreSQL log. ' +
       'Give --audit a file path, or leave it out for the default.\n',
   );
   return true;

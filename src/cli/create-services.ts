@@ -1,5 +1,7 @@
 import { dirname, join } from 'node:path';
 import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
+import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import { createLazyRunner } from '../runner/lazy-runner.js';
@@ -7,7 +9,13 @@ import type { Runner } from '../runner/runner-types.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
 import { createSkillPins, type SkillPins } from '../gate/skill-pins.js';
-import { resolveAnchorPaths, resolveAuditPath, resolveBundlesDir, resolveRunsDir } from './audit-path.js';
+import {
+  resolveAnchorPaths,
+  resolveAuditPath,
+  resolveBundlesDir,
+  resolveLocalBase,
+  resolveRunsDir,
+} from './audit-path.js';
 import type { CliIo } from './io.js';
 import { packageRoot } from '../package-root.js';
 
@@ -15,9 +23,13 @@ export interface Services {
   runner: Runner;
   /** The folder each skill name first stood for; observe every reloaded catalog. */
   skillPins: SkillPins;
+  /**
+   * The SQLite audit file; with a PostgreSQL log, the path whose folder holds this server's local state (call
+   * folders, environments, bundle copies, console links): the default audit file's, unless `data_dir` is set.
+   */
   auditPath: string;
-  /** The audit log, opened (with recovery) on first use. */
-  audit: () => Promise<AuditStore>;
+  /** The audit log (SQLite, or PostgreSQL for `--audit postgres://…`), opened (with recovery) on first use. */
+  audit: () => Promise<CallLog>;
   /** The sandbox, created on first use. */
   sandbox: () => Promise<Sandbox>;
   /** Ends the runner, disposes the sandbox and closes the audit log (only what was opened). */
@@ -35,7 +47,8 @@ export function createServices(
   catalog: () => Catalog,
   version: string,
 ): Services {
-  const auditPath = resolveAuditPath(config, io);
+  const target = resolveAuditPath(config, io);
+  const auditPath = resolveLocalBase(config, io);
   const runsDir = resolveRunsDir(config, auditPath);
   const envsDir = config.dependencies.dir ?? join(dirname(auditPath), 'envs');
   const bundlesDir = resolveBundlesDir(config, auditPath);
@@ -44,13 +57,22 @@ export function createServices(
   const skillPins = createSkillPins();
   skillPins.observe(catalog().skills);
   const stopPruning = keepRunsPruned(runsDir, config.runs.retention_days, log);
-  const stopPruningBundles = keepBundlesPruned(bundlesDir, auditPath, config.runs.bundle_retention_days, log);
-  let audit: Promise<AuditStore> | undefined;
+  // The bundles a live session refers to are read from a SQLite log; with PostgreSQL, copies are kept.
+  const stopPruningBundles = isPostgresUrl(target)
+    ? () => undefined
+    : keepBundlesPruned(bundlesDir, auditPath, config.runs.bundle_retention_days, log);
+  let audit: Promise<CallLog> | undefined;
+  let closeAudit: (() => Promise<void>) | undefined;
   let sandbox: Promise<Sandbox> | undefined;
   let stopAnchoring: (() => void) | undefined;
-  const openAudit = () =>
-    (audit ??= import('../audit/open-audit-store.js').then(async ({ openAuditStore }) => {
+  const openSqlite = () =>
+    import('../audit/open-audit-store.js').then(async ({ openAuditStore }) => {
       const store = openAuditStore({ path: auditPath, log });
+      closeAudit = () => {
+        stopAnchoring?.();
+        store.close();
+        return Promise.resolve();
+      };
       stopAnchoring = await anchor(store, config, auditPath, log);
       const r = store.recovery;
       if (r !== null && (r.interruptedCalls.length > 0 || r.closedSessions.length > 0)) {
@@ -62,7 +84,16 @@ export function createServices(
       if (r?.chain?.ok === false)
         log.error({ chain: r.chain }, 'audit chain does not verify: run `skills-mcp audit verify`');
       return store;
-    }));
+    });
+  const openPostgres = () =>
+    import('../audit/postgres/open-pg-call-log.js').then(({ openPgCallLog }) => {
+      const store = openPgCallLog({ url: target, env: io.env, log });
+      closeAudit = () => store.close();
+      void store.verifyInBackground();
+      log.info({ audit: store.target }, 'audit log: PostgreSQL');
+      return store;
+    });
+  const openAudit = () => (audit ??= isPostgresUrl(target) ? openPostgres() : openSqlite());
   const openSandbox = () =>
     (sandbox ??= import('../sandbox/create-sandbox.js').then(({ createSandbox }) =>
       createSandbox({
@@ -112,9 +143,8 @@ export function createServices(
       await runner.close();
       if (sandbox !== undefined) await (await sandbox).dispose();
       if (audit !== undefined) {
-        const store = await audit;
-        stopAnchoring?.();
-        store.close();
+        await audit.catch(() => undefined);
+        await closeAudit?.();
       }
     },
   };

@@ -6,6 +6,8 @@ import { createLogger } from '../log.js';
 import { createSkillsServer } from '../mcp/create-server.js';
 import { startConsoleIfEnabled } from './approval-console.js';
 import { createServices } from './create-services.js';
+import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
+import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
@@ -15,7 +17,6 @@ import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { refusePostgresAudit } from './audit-path.js';
 import { packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 
@@ -86,7 +87,15 @@ async function serve(
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
   const { config } = loaded;
-  if (refusePostgresAudit(config, io, 'the server')) return 2;
+  if (config.audit !== undefined && isPostgresUrl(config.audit)) {
+    try {
+      pgConnectionConfig(config.audit);
+    } catch (e) {
+      if (!isSkillsError(e)) throw e;
+      io.err(`skills-mcp: invalid configuration\n  ${e.message}\n  ${e.hint ?? ''}\n`);
+      return 2;
+    }
+  }
   if (config.skills.length === 0) {
     io.err(
       'skills-mcp: no skills folder given.\n  Pass --skills DIR (repeatable), set SKILLS_MCP_SKILLS, or list `skills:` in skills-mcp.yaml.\n',

@@ -1,16 +1,14 @@
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { CallDetail } from '../audit/types.js';
 import { approverOfCall, approverSuffix } from './caller-view.js';
 import { badge, formatDuration, formatTime, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 
 /** The most recent calls with their approval and events, newest first. */
-export function recentCalls(audit: AuditStore, limit: number): CallDetail[] {
-  return audit
-    .listCalls({ limit })
-    .reverse()
-    .map((row) => audit.getCall(row.callId))
-    .filter((d): d is CallDetail => d !== undefined);
+export async function recentCalls(audit: CallLog, limit: number): Promise<CallDetail[]> {
+  const rows = (await audit.listCalls({ limit })).reverse();
+  const details = await Promise.all(rows.map(async (row) => audit.getCall(row.callId)));
+  return details.filter((d): d is CallDetail => d !== undefined);
 }
 
 /** The sandbox evidence recorded when the call started (`tool_call_started`), or undefined. */

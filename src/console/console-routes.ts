@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import { APPROVAL_DECISIONS, type ApprovalView } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue } from './approval-queue.js';
@@ -27,7 +27,7 @@ export interface RouteDeps {
   /** `/<secret>`: the prefix of every link. */
   base: string;
   queue: ApprovalQueue;
-  audit: () => Promise<AuditStore>;
+  audit: () => Promise<CallLog>;
   log: Logger;
   /** What a call still waiting for a decision asks about (its full input), from the runner. */
   pendingView: (callId: string) => ApprovalView | undefined;
@@ -79,7 +79,7 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
   }
   if (parts[0] === 'calls' && parts.length === 2 && CALL_ID.test(parts[1] ?? '')) {
     try {
-      const d = (await deps.audit()).getCall(parts[1]!);
+      const d = await (await deps.audit()).getCall(parts[1]!);
       if (d !== undefined) return page(200, callPage(base, d, deps.pendingView(parts[1]!)));
     } catch (err) {
       deps.log.warn({ err }, 'approval console could not read the audit log');
@@ -91,7 +91,7 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
 
 async function calls(deps: RouteDeps): Promise<CallsView> {
   try {
-    return { ok: true, calls: recentCalls(await deps.audit(), RECENT_CALLS) };
+    return { ok: true, calls: await recentCalls(await deps.audit(), RECENT_CALLS) };
   } catch (err) {
     deps.log.warn({ err }, 'approval console could not read the audit log');
     return { ok: false };

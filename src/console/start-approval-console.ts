@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
 import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from './approval-queue.js';
@@ -22,7 +22,7 @@ export interface ApprovalConsole {
 export interface ApprovalConsoleOptions {
   runner: Runner;
   /** The audit log, for the recent-calls view (opened on first need). */
-  audit: () => Promise<AuditStore>;
+  audit: () => Promise<CallLog>;
   log: Logger;
   /** Opens a URL in the person's browser; omit to never open one (tests, `console_open_browser: false`). */
   openBrowser?: (url: string) => void;

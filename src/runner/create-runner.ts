@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createEnvResolver } from '../envs/create-env-resolver.js';
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, SkillsError } from '../errors.js';
@@ -62,13 +62,13 @@ export function createRunner(deps: RunnerDeps): Runner {
   const outputs = new Map<string, { sessionId: string; files: Map<string, RecordedArtifact> }>();
 
   /** Writes events in one transaction, then applies the gate events they record. */
-  const commit = (
-    audit: AuditStore,
+  const commit = async (
+    audit: CallLog,
     s: LiveSession,
     events: AppendInput[],
     apply: { type: string; payload: unknown }[] = [],
   ) => {
-    audit.appendMany(events);
+    await audit.appendMany(events);
     for (const ev of apply) s.gate.apply(ev);
   };
 
@@ -82,7 +82,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   });
 
   const run = async (
-    audit: AuditStore,
+    audit: CallLog,
     s: LiveSession,
     call: PreparedCall,
     callId: string,
@@ -108,7 +108,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       call = await prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
     } catch (e) {
       if (!isSkillsError(e)) throw e;
-      const callId = recordInvalid(audit, s.auditId, req, e, s.caller);
+      const callId = await recordInvalid(audit, s.auditId, req, e, s.caller);
       const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
       return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
@@ -144,7 +144,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       const channel: ApprovalChannel =
         reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
       const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel);
-      commit(
+      await commit(
         audit,
         s,
         [...head, ...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
@@ -161,12 +161,15 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     const full = pending.reserve(callId, s.info.id, call.bound.input.input_bytes);
     if (full !== undefined) {
-      commit(audit, s, [...head, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVALS_BUSY' })]);
+      await commit(audit, s, [
+        ...head,
+        finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVALS_BUSY' }),
+      ]);
       const text = `skills-mcp did not ask about ${call.skill.name}/${call.script}: ${full}. Nothing was run.`;
       return { kind: 'done', result: refused('denied', text, 'APPROVALS_BUSY', callId) };
     }
     try {
-      commit(audit, s, [
+      await commit(audit, s, [
         ...head,
         {
           type: 'approval_requested',
@@ -203,16 +206,16 @@ export function createRunner(deps: RunnerDeps): Runner {
       : outcome;
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, s.caller);
     if (o.decision === 'approved' || o.decision === 'approved_for_session') {
-      commit(audit, s, d.events, d.apply);
+      await commit(audit, s, d.events, d.apply);
       return run(audit, s, call, callId, ctx);
     }
-    commit(
+    await commit(
       audit,
       s,
       [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
       d.apply,
     );
-    if (o.decision === 'abort') stopSession(audit, s);
+    if (o.decision === 'abort') await stopSession(audit, s);
     return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
   };
 
@@ -220,14 +223,17 @@ export function createRunner(deps: RunnerDeps): Runner {
    * "Deny and stop": every other approval of the session still waiting, or approved but not yet claimed by a
    * retry, is closed unrun; the session refuses every later call.
    */
-  const stopSession = (audit: AuditStore, s: LiveSession) => {
+  const stopSession = async (audit: CallLog, s: LiveSession) => {
     const stopped: AbortedOutcome = { decision: 'denied', reason: 'session_aborted' };
     for (const [id, p] of pending.ofSession(s.info.id)) {
       pending.take(id);
       const events = p.approved
         ? []
         : decisionEvents(s.gate, s.auditId, id, p.call.bound.approvalKey, stopped, 'session').events;
-      audit.appendMany([...events, finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' })]);
+      await audit.appendMany([
+        ...events,
+        finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' }),
+      ]);
       const text = refusalMessage('session_aborted', refusalContext(p.call));
       pending.notifyClosed(id, refused('denied', text, 'APPROVAL_DENIED', id));
     }
@@ -251,7 +257,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       // Approved in the console (recordAnswer) but the client never called again: finished, never run.
       pending.take(callId);
       const audit = await deps.audit();
-      audit.append(finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
+      await audit.append(
+        finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }),
+      );
       const text = `${p.call.skill.name}/${p.call.script} was approved, but the tool was not called again before the approval timed out; it was not run.`;
       pending.notifyClosed(callId, refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId));
     } catch (err) {
@@ -267,7 +275,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     retry?: CallRequest,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
-    if (p === undefined || p.session.info.id !== info.id) {
+    if (p === undefined || p.session.info.id !== info.id || p.recording === true) {
       const text =
         'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
         'or another server process (replica) asked it and keeps it. ' +
@@ -296,7 +304,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     channel: CallContext['channel'],
   ): Promise<Recorded> => {
     const p = pending.get(callId);
-    if (p === undefined || p.session.info.id !== info.id || p.approved) {
+    if (p === undefined || p.session.info.id !== info.id || p.approved || p.recording === true) {
       throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
     const outcome = interpretAnswer(answer);
@@ -313,7 +321,13 @@ export function createRunner(deps: RunnerDeps): Runner {
         channel,
         p.session.caller,
       );
-      commit(await deps.audit(), p.session, d.events, d.apply);
+      // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
+      p.recording = true;
+      try {
+        await commit(await deps.audit(), p.session, d.events, d.apply);
+      } finally {
+        delete p.recording;
+      }
       p.approved = true;
       return { kind: 'approved' };
     }
@@ -332,7 +346,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const s = await live.catch(() => undefined);
     // The session's read-only records land first (the first one may still be waiting for the store to open).
     await readOnly.settled(info.id);
-    if (s !== undefined) (await deps.audit()).endSession(s.auditId, reason);
+    if (s !== undefined) await (await deps.audit()).endSession(s.auditId, reason);
   };
 
   const close = (): Promise<void> => {

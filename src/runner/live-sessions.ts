@@ -10,9 +10,9 @@ import type { SessionInfo } from './session.js';
 export interface LiveSession {
   info: SessionInfo;
   /**
-   * The id its events are recorded under: `info.id`, unless the audit log already holds an ended session of that
-   * id (a modern-era HTTP principal, whose id is stable, after a restart): then a new audit session,
-   * `<id>.<random>`, continues it.
+   * The id its events are recorded under: `info.id`, unless the audit log already holds a session of that id (a
+   * modern-era HTTP principal, whose id is stable, after a restart or on another replica): then a new audit
+   * session, `<id>.<random>`, continues it.
    */
   auditId: string;
   gate: SessionState;
@@ -34,8 +34,10 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
     if (s === undefined) {
       const caller = callerRecord(info.caller, deps.config);
       s = deps.audit().then(async (audit) => {
-        const state = audit.sessionState(info.id);
-        const auditId = state.exists && !state.open ? `${info.id}.${randomUUID()}` : info.id;
+        const state = await audit.sessionState(info.id);
+        // A session id the log already holds (ended, or open in another server process sharing the log: a replica
+        // serving the same principal) is continued under a new audit session: each process ends only its own.
+        const auditId = state.exists ? `${info.id}.${randomUUID()}` : info.id;
         if (auditId !== info.id || !state.exists) {
           const principal =
             info.principal === undefined ? {} : { principal_sha256: principalDigest(info.principal) };
@@ -47,8 +49,12 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
         }
         // A stop recorded before a restart still holds for the same principal; grants do not carry over.
         const past = [
-          ...(auditId === info.id ? [] : audit.sessionEvents(info.id, ['session_aborted'])),
-          ...audit.sessionEvents(auditId, ['approval_decided', 'loop_guard_tripped', 'session_aborted']),
+          ...(auditId === info.id ? [] : await audit.sessionEvents(info.id, ['session_aborted'])),
+          ...(await audit.sessionEvents(auditId, [
+            'approval_decided',
+            'loop_guard_tripped',
+            'session_aborted',
+          ])),
         ];
         return {
           info,

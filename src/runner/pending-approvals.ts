@@ -11,6 +11,8 @@ export interface Pending {
   timer: NodeJS.Timeout;
   /** Set when an approval was recorded out of band (console) and the call waits for the client's retry. */
   approved?: true;
+  /** Set while a console answer is being recorded: nothing else may decide or run the call meanwhile. */
+  recording?: true;
   channel: CallContext['channel'];
 }
 

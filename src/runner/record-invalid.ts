@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { CallerRecord } from '../audit/payload-schemas.js';
 import type { SkillsError } from '../errors.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
@@ -9,13 +9,13 @@ import type { CallRequest } from './prepare-call.js';
 import { safeSummary } from './safe-summary.js';
 
 /** Records a call refused before it was bound (bad arguments, unknown script): requested and finished as invalid. */
-export function recordInvalid(
-  audit: AuditStore,
+export async function recordInvalid(
+  audit: CallLog,
   sessionId: string,
   req: CallRequest,
   e: SkillsError,
   caller?: CallerRecord,
-): string {
+): Promise<string> {
   let script: string | undefined;
   try {
     script = req.script === undefined ? req.skill.entryPoint : checkRelativePath(req.script);
@@ -34,7 +34,7 @@ export function recordInvalid(
     error_code: e.code,
     ...withCaller(caller),
   };
-  audit.appendMany([
+  await audit.appendMany([
     { type: 'tool_call_requested', sessionId, callId, payload },
     finishedEvent(sessionId, callId, 'invalid', { code: e.code }),
   ]);

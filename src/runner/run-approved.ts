@@ -1,4 +1,4 @@
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, type SkillsError } from '../errors.js';
@@ -29,7 +29,7 @@ const NOTHING: Unwritten = { events: [], written: () => undefined };
  * folder) is not a side effect a record must precede.
  */
 export async function runApproved(
-  audit: AuditStore,
+  audit: CallLog,
   sessionId: string,
   call: PreparedCall,
   callId: string,
@@ -38,8 +38,8 @@ export async function runApproved(
   before: Unwritten = NOTHING,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
   const started = Date.now();
-  const write = (ev: AppendInput) => {
-    audit.appendMany([...before.events, ev]);
+  const write = async (ev: AppendInput) => {
+    await audit.appendMany([...before.events, ev]);
     before.written();
   };
   let launch;
@@ -52,7 +52,7 @@ export async function runApproved(
     const status: FinishStatus =
       code === 'STALE_BINDING' ? 'stale_binding' : code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error';
     const expected = status !== 'error' || code.startsWith('ENV_');
-    write(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
+    await write(finishedEvent(sessionId, callId, status, { code, durationMs: Date.now() - started }));
     if (!expected) throw e;
     const err = e as SkillsError;
     return { result: refused(status, `${err.message}\nHint: ${err.hint ?? ''}`, code, callId) };
@@ -63,7 +63,9 @@ export async function runApproved(
   } catch (e) {
     launch.release();
     if (!isSkillsError(e)) throw e;
-    write(finishedEvent(sessionId, callId, 'error', { code: e.code, durationMs: Date.now() - started }));
+    await write(
+      finishedEvent(sessionId, callId, 'error', { code: e.code, durationMs: Date.now() - started }),
+    );
     return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
   }
   try {
@@ -77,17 +79,17 @@ export async function runApproved(
 
 /** Stages 6–8 once the run has its slot: `tool_call_started`, the sandboxed process, `tool_call_finished`. */
 async function startAndRun(
-  audit: AuditStore,
+  audit: CallLog,
   sessionId: string,
   call: PreparedCall,
   callId: string,
   ctx: CallContext,
   launch: Launch,
   exec: ExecuteDeps,
-  write: (ev: AppendInput) => void,
+  write: (ev: AppendInput) => Promise<void>,
   started: number,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
-  write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
   let installed: string[] | undefined;
   if (launch.install !== undefined && exec.envs !== undefined) {
     // The approval covered install + run; `tool_call_started` (durable) records that this call installs.
@@ -96,7 +98,7 @@ async function startAndRun(
       installed = (await exec.envs.install(launch.install, call.skill, exec.sandbox)).installed;
     } catch (e) {
       if (!isSkillsError(e)) throw e;
-      audit.append(
+      await audit.append(
         finishedEvent(sessionId, callId, 'error', { code: e.code, durationMs: Date.now() - started }),
       );
       return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
@@ -115,7 +117,7 @@ async function startAndRun(
     });
   } catch (e) {
     const code = isSkillsError(e) ? e.code : 'INTERNAL';
-    audit.append(
+    await audit.append(
       finishedEvent(sessionId, callId, code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error', {
         code,
         durationMs: Date.now() - started,
@@ -148,12 +150,12 @@ async function startAndRun(
     ...(result.workspace === undefined ? {} : { workspace_changes: workspaceRecord(result.workspace) }),
   };
   try {
-    audit.append({ type: 'tool_call_finished', sessionId, callId, payload });
+    await audit.append({ type: 'tool_call_finished', sessionId, callId, payload });
   } catch (e) {
     if (!isSkillsError(e) || e.code !== 'AUDIT_FAILED') throw e;
     // Never let what a script named its files turn its outcome into `interrupted`: the exit code and digests
     // are recorded without the artifact list, with a code that says why.
-    audit.append({
+    await audit.append({
       type: 'tool_call_finished',
       sessionId,
       callId,

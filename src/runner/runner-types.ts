@@ -1,4 +1,4 @@
-import type { AuditStore } from '../audit/audit-store.js';
+import type { CallLog } from '../audit/call-log.js';
 import type { Config } from '../config/config-schema.js';
 import type { ApprovalAnswer, ApprovalForm, ApprovalView, SkillPins } from '../gate/index.js';
 import type { Logger } from '../log.js';
@@ -21,8 +21,8 @@ export interface RunnerDeps {
   config: Config;
   log: Logger;
   version: string;
-  /** Opened on first need: start-up never waits for SQLite. */
-  audit: () => Promise<AuditStore>;
+  /** Opened on first need: start-up never waits for the database (SQLite or PostgreSQL). */
+  audit: () => Promise<CallLog>;
   /** Created on first need. */
   sandbox: () => Promise<Sandbox>;
   /** The server's environment (only profile-allowed names reach a script). */

@@ -193,17 +193,29 @@ describe('skills-mcp audit verify --audit postgres://…', () => {
   });
 });
 
-describe('skills-mcp --audit postgres://… (serving)', () => {
-  it('exits 2 saying the server cannot write to PostgreSQL yet, without falling back to SQLite', () => {
+describe('skills-mcp --audit postgres://… (serving, running)', () => {
+  it('exits 2 for `run`, which writes a SQLite log only, without falling back to SQLite', () => {
     const db = dbs.intact!;
     const url = db.writerUrl.replace('intact_writer@', 'intact_writer:s3cret-in-url@');
-    const r = runCli(['--skills', '.', '--audit', url], { env: { PGPASSWORD: db.writer.password } });
+    const r = runCli(['run', 'echo', '--skills', '.', '--audit', url], {
+      env: { PGPASSWORD: db.writer.password },
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(
       'skills-mcp: invalid configuration\n  audit: postgres://intact_writer:***@/intact?host=',
     );
-    expect(r.stderr).toContain('the server cannot use a PostgreSQL audit log yet');
+    expect(r.stderr).toContain('run cannot use a PostgreSQL audit log yet');
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain('s3cret-in-url');
+  });
+
+  it('exits 2 at start when the server is given a PostgreSQL URL it cannot use, and never shows its password', () => {
+    const r = runCli(['--skills', '.', '--audit', 'postgres://u:hunter2@h/db?sslmod=require']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'skills-mcp: invalid configuration\n  audit: postgres://u:***@h/db?sslmod=require: unknown parameter "sslmod"',
+    );
+    expect(r.stdout).toBe('');
+    expect(r.stderr).not.toContain('hunter2');
   });
 });

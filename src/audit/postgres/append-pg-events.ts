@@ -2,7 +2,9 @@ import type pg from 'pg';
 import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../../canonical-json.js';
 import { isSkillsError } from '../../errors.js';
+import { createCallBook, type CallBook } from '../call-book.js';
 import { checkEventInput, refused, type PendingEvent } from '../check-event-input.js';
+import { checkEventOrder } from '../check-event-order.js';
 import { chainEvent } from '../chain-event.js';
 import { GENESIS_HASH } from '../event-hash.js';
 import type { AuditEvent } from '../types.js';
@@ -35,19 +37,58 @@ const INSERT = `INSERT INTO ${PG_SCHEMA}.audit_events
  * an invalid one refuses the whole batch before the database is touched. Rejects with AUDIT_FAILED.
  */
 export async function appendPgEvents(pool: pg.Pool, inputs: readonly PgAppendInput[]): Promise<AuditEvent[]> {
-  const pending = inputs.map((i) => {
-    const e: PendingEvent = {
-      ...i,
-      callId: i.callId ?? (i.type === 'tool_call_requested' ? randomUUID() : null),
-    };
-    const payload = checkEventInput(e);
-    try {
-      return { e, payload, json: canonicalJson(payload) };
-    } catch (cause) {
-      throw refused(e, isSkillsError(cause) ? cause.message : 'payload cannot be canonicalized', cause);
-    }
-  });
-  if (pending.length === 0) return [];
+  const ready = inputs.map(prepare);
+  if (ready.length === 0) return [];
+  return writePgEvents(pool, undefined, () => ready);
+}
+
+/** What an ordered append reads under the chain lock before it writes: the events of these sessions and calls. */
+export interface PgWriteScope {
+  sessions: readonly string[];
+  calls: readonly string[];
+}
+
+/**
+ * Like {@link appendPgEvents}, and each event is also checked against the order of its session and call (the same
+ * rules as the SQLite store: `checkEventOrder`), inside the transaction, holding the chain lock: what the check
+ * reads cannot change before COMMIT, whichever replica writes. `build` makes the events from where the scope's
+ * sessions and calls stand now (e.g. closing a session: its pending approvals and open calls); it may return [].
+ */
+export function appendOrderedPgEvents(
+  pool: pg.Pool,
+  scope: PgWriteScope,
+  build: (book: CallBook) => readonly PgAppendInput[],
+): Promise<AuditEvent[]> {
+  return writePgEvents(pool, scope, (book) => build(book!).map(prepare));
+}
+
+interface Prepared {
+  e: PendingEvent;
+  payload: Record<string, unknown>;
+  json: string;
+}
+
+function prepare(i: PgAppendInput): Prepared {
+  const e: PendingEvent = {
+    ...i,
+    callId: i.callId ?? (i.type === 'tool_call_requested' ? randomUUID() : null),
+  };
+  const payload = checkEventInput(e);
+  try {
+    return { e, payload, json: canonicalJson(payload) };
+  } catch (cause) {
+    throw refused(e, isSkillsError(cause) ? cause.message : 'payload cannot be canonicalized', cause);
+  }
+}
+
+const SCOPE = `SELECT session_id, call_id, type, payload FROM ${PG_SCHEMA}.audit_events
+  WHERE session_id = ANY($1::text[]) OR call_id = ANY($2::text[]) ORDER BY event_id`;
+
+async function writePgEvents(
+  pool: pg.Pool,
+  scope: PgWriteScope | undefined,
+  build: (book: CallBook | undefined) => Prepared[],
+): Promise<AuditEvent[]> {
   let client: pg.PoolClient;
   try {
     client = await pool.connect();
@@ -60,11 +101,37 @@ export async function appendPgEvents(pool: pg.Pool, inputs: readonly PgAppendInp
     await client.query(BEGIN);
     const head = (await client.query<{ event_id: string | null; hash: string | null; now: string }>(HEAD))
       .rows[0]!;
+    let book: CallBook | undefined;
+    if (scope !== undefined) {
+      book = createCallBook();
+      const rows = await client.query<{
+        session_id: string;
+        call_id: string | null;
+        type: string;
+        payload: string;
+      }>(SCOPE, [scope.sessions, scope.calls]);
+      for (const r of rows.rows)
+        book.apply({
+          type: r.type,
+          sessionId: r.session_id,
+          callId: r.call_id,
+          payload: JSON.parse(r.payload) as Record<string, unknown>,
+        });
+    }
+    const pending = build(book);
+    if (pending.length === 0) {
+      await client.query('ROLLBACK');
+      return [];
+    }
     let eventId = Number(head.event_id ?? 0);
     let prevHash = head.hash ?? GENESIS_HASH;
     const ts = Number(head.now);
     const out: AuditEvent[] = [];
     for (const { e, payload, json } of pending) {
+      if (book !== undefined) {
+        checkEventOrder(e, payload, book);
+        book.apply({ type: e.type, sessionId: e.sessionId, callId: e.callId, payload });
+      }
       const event = chainEvent(e, payload, { eventId: ++eventId, ts, prevHash });
       await client.query(INSERT, [eventId, ts, e.sessionId, e.callId, e.type, json, prevHash, event.hash]);
       out.push(event);

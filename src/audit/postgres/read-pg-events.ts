@@ -7,7 +7,7 @@ const SELECT = `SELECT event_id::text AS event_id, ts::text AS ts, session_id, c
   FROM ${PG_SCHEMA}.audit_events e WHERE e.event_id > $1 ORDER BY e.event_id LIMIT ${PAGE}`;
 
 /** A row with its bigint columns as numbers (text that is no whole number stays text, for the row check to refuse). */
-const asRow = (r: Record<string, unknown>) => {
+export const asRow = (r: Record<string, unknown>): Record<string, unknown> => {
   const num = (v: unknown) => (typeof v === 'string' && /^-?\d+$/.test(v) ? Number(v) : v);
   return { ...r, event_id: num(r.event_id), ts: num(r.ts) };
 };

@@ -1,0 +1,119 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from '../../log.js';
+import { assertRunsAllowed } from '../assert-runs-allowed.js';
+import type { CallLog } from '../call-log.js';
+import { closingEvents } from '../close-session.js';
+import type { EventType } from '../event-types.js';
+import type { SessionOwner } from '../is-owner-alive.js';
+import { parseEventRow } from '../parse-event-row.js';
+import { foldSessionState, SESSION_STATE_EVENTS } from '../session-state.js';
+import type { AppendInput, AuditEvent } from '../types.js';
+import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
+import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
+import { pgFailure } from './pg-failure.js';
+import { PG_SCHEMA } from './pg-schema.js';
+import { redactPostgresUrl } from './postgres-url.js';
+import { projectPgCalls } from './project-pg-calls.js';
+import { asRow } from './read-pg-events.js';
+import { verifyPgChain } from './verify-pg-chain.js';
+
+export interface PgCallLogOptions extends PgPoolOptions {
+  /** This server, recorded in `session_started` (default this pid and host name). */
+  owner?: SessionOwner;
+  log?: Logger;
+}
+
+/** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
+export interface PgCallLog extends CallLog {
+  /** The database, as it may be shown (no password). */
+  readonly target: string;
+  /** Fails closed from now on: events that ask for an approval or start a process are refused. */
+  refuseRuns(reason: string): void;
+  /** Checks the chain in the background: a broken one refuses new runs; an unreachable database is only logged. */
+  verifyInBackground(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const OF_SESSION = `SELECT event_id::text AS event_id, ts::text AS ts, session_id, call_id, type, payload, prev_hash, hash
+  FROM ${PG_SCHEMA}.audit_events WHERE session_id = $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
+  ORDER BY event_id`;
+
+/**
+ * Opens the log (no connection until first use: a database that is down fails the calls that need it, not the
+ * start). Every write is one transaction holding the chain lock, in which the events of the sessions and calls it
+ * names are read and each new event is checked against their order (`checkEventOrder`, as in SQLite): two replicas
+ * cannot both start, decide or finish one call. The schema must exist (`migratePgAudit`).
+ */
+export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
+  const pool = openPgPool(o);
+  const owner = o.owner ?? { pid: process.pid, host: hostname() };
+  let refusal: string | undefined;
+  let closed: Promise<void> | undefined;
+  const runsRefused = () => refusal;
+
+  const write = (inputs: readonly PgAppendInput[]) => {
+    for (const i of inputs) assertRunsAllowed(i.type, runsRefused);
+    const calls = [...new Set(inputs.flatMap((i) => (typeof i.callId === 'string' ? [i.callId] : [])))];
+    const sessions = [...new Set(inputs.map((i) => i.sessionId))];
+    return appendOrderedPgEvents(pool, { sessions, calls }, () => inputs);
+  };
+
+  const sessionEvents = async <T extends EventType>(sessionId: string, types?: readonly T[]) => {
+    try {
+      const { rows } = await pool.query<Record<string, unknown>>(OF_SESSION, [sessionId, types ?? null]);
+      return rows.map((r) => parseEventRow(asRow(r)) as AuditEvent<T>);
+    } catch (err) {
+      throw pgFailure('read a session', err);
+    }
+  };
+
+  const refuseRuns = (reason: string) => {
+    if (refusal === undefined)
+      o.log?.error({ reason }, 'audit log failed verification: new runs are refused');
+    refusal ??= reason;
+  };
+
+  return {
+    target: redactPostgresUrl(o.url),
+    async startSessionAsync(input, options) {
+      const sessionId = options?.sessionId ?? randomUUID();
+      const [ev] = await write([{ type: 'session_started', sessionId, payload: { ...input, owner } }]);
+      return ev as AuditEvent<'session_started'>;
+    },
+    append: async <I extends AppendInput>(input: I) => (await write([input]))[0] as AuditEvent<I['type']>,
+    appendMany: (inputs) => write(inputs),
+    appendAsync: async <I extends AppendInput>(input: I) =>
+      (await write([input]))[0] as AuditEvent<I['type']>,
+    async endSession(sessionId, reason) {
+      const written = await appendOrderedPgEvents(pool, { sessions: [sessionId], calls: [] }, (book) =>
+        book.session(sessionId)?.ended === true
+          ? []
+          : closingEvents(
+              sessionId,
+              { pending: book.pendingApprovals(sessionId), open: book.openCalls(sessionId) },
+              reason,
+              'session_ended',
+            ),
+      );
+      const ended = written.at(-1) ?? (await sessionEvents(sessionId, ['session_ended']))[0];
+      return ended as AuditEvent<'session_ended'>;
+    },
+    sessionState: async (sessionId) =>
+      foldSessionState(sessionId, await sessionEvents(sessionId, SESSION_STATE_EVENTS)),
+    sessionEvents,
+    listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
+    getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
+    runsRefused,
+    refuseRuns,
+    async verifyInBackground() {
+      try {
+        const { chain } = await verifyPgChain(pool);
+        if (!chain.ok) refuseRuns(`chain broken at event ${chain.badEventId}: ${chain.reason}`);
+      } catch (err) {
+        o.log?.warn({ err }, 'could not check the audit chain at start');
+      }
+    },
+    close: () => (closed ??= pool.end()),
+  };
+}
