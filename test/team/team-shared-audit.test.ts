@@ -1,0 +1,141 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createAuditDb,
+  startTestPostgres,
+  type TestAuditDb,
+  type TestPostgres,
+} from '../helpers/postgres.js';
+import { runCli } from '../helpers/run-cli.js';
+import { startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
+
+/** One row of the shared audit log, read as the PostgreSQL superuser. */
+interface Row {
+  event_id: string;
+  type: string;
+  call_id: string | null;
+  payload: string;
+}
+
+const waitFor = async <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
+  const until = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v !== undefined) return v;
+    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+};
+
+describe('three replicas behind HAProxy writing one PostgreSQL audit log', () => {
+  let pgServer: TestPostgres;
+  let db: TestAuditDb;
+  let s: TeamStack;
+
+  const rows = (where = 'true', params: unknown[] = []) =>
+    pgServer.superuser(db.database, async (c) => {
+      const r = await c.query<Row>(
+        `SELECT event_id, type, call_id, payload FROM skills_mcp.audit_events WHERE ${where} ORDER BY event_id`,
+        params,
+      );
+      return r.rows;
+    });
+  const verify = () =>
+    runCli(['audit', 'verify', '--audit', db.writerUrl], { env: { PGPASSWORD: db.writer.password } });
+
+  beforeAll(async () => {
+    pgServer = startTestPostgres();
+    db = await createAuditDb(pgServer);
+    s = await startTeamStack({ audit: db.writerUrl, env: { PGPASSWORD: db.writer.password } });
+  }, 60_000);
+  afterAll(async () => {
+    await s?.stop();
+    pgServer?.cleanup();
+  }, 30_000);
+
+  it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
+    const alice = await s.connect('auto', await s.mint('alice'));
+    const run = (n: number) =>
+      alice.client.callTool({ name: 'sleeper', arguments: { seconds: 0, n } }).then(
+        (r) => ({ ok: r.isError !== true, text: textOf(r) }),
+        (e: unknown) => ({ ok: false, text: String(e) }),
+      );
+    // Four clients' worth of runs in a loop; the database goes away under them.
+    const results: { ok: boolean; text: string; down: boolean }[] = [];
+    let down = false;
+    let n = 0;
+    const worker = async () => {
+      for (;;) {
+        const wasDown = down;
+        const r = await run(n++);
+        results.push({ ...r, down: wasDown });
+        if (wasDown && !r.ok) return;
+      }
+    };
+    const workers = Promise.all([0, 1, 2, 3].map(worker));
+    await waitFor('runs before the stop', () =>
+      Promise.resolve(results.filter((r) => r.ok).length >= 8 ? true : undefined),
+    );
+    pgServer.stop();
+    down = true;
+    try {
+      await workers;
+      const refused = await Promise.all([run(100), run(101), run(102)]);
+      for (const r of refused) {
+        expect(r.ok).toBe(false);
+        expect(r.text).toMatch(/audit database is unreachable/);
+      }
+      // A run the database did not see never answered as done.
+      for (const r of [...results, ...refused].filter((x) => !x.ok)) expect(r.text).not.toMatch(/slept/);
+      expect(results.filter((r) => r.down && r.ok)).toEqual([]);
+    } finally {
+      pgServer.start();
+    }
+    const again = await run(200);
+    expect(again.ok, again.text).toBe(true);
+    expect(again.text).toMatch(/slept/);
+    const v = verify();
+    expect(v.code, v.stderr).toBe(0);
+  }, 60_000);
+
+  it('keeps tokens, the state key and the database passwords out of every log and the audit store', async () => {
+    await s.stopReplicas();
+    const secrets = [
+      ...s.tokens,
+      ...s.tokens.map((t) => t.split('.')[2]!).filter((sig) => sig.length > 20),
+      s.stateKey,
+      Buffer.from(s.stateKey, 'hex').toString('base64'),
+      db.writer.password,
+      db.owner.password,
+    ];
+    const stored = (await rows()).map((e) => `${e.call_id ?? ''} ${e.payload}`).join('\n');
+    expect(stored.length).toBeGreaterThan(1000);
+    const logs = [...s.replicas.map((r) => r.server.stderr()), s.haproxy.log(), stored];
+    // Nothing half-written: the replicas ended their sessions, and every run that started has its end.
+    const ev = await rows(`call_id IS NOT NULL`);
+    const started = new Set(ev.filter((e) => e.type === 'tool_call_started').map((e) => e.call_id));
+    const ended = new Set(
+      ev.filter((e) => /^tool_call_(finished|failed|interrupted)$/.test(e.type)).map((e) => e.call_id),
+    );
+    expect(started.size).toBeGreaterThanOrEqual(9);
+    for (const id of started) expect(ended.has(id), `call ${id}`).toBe(true);
+    for (const log of logs) for (const secret of secrets) expect(log).not.toContain(secret);
+  });
+
+  it('detects an UPDATE made by the PostgreSQL superuser, who can switch the triggers off', async () => {
+    expect(verify().code).toBe(0);
+    const target = (await rows(`type = 'tool_call_finished'`))[0]!;
+    await pgServer.superuser(db.database, async (c) => {
+      await c.query('ALTER TABLE skills_mcp.audit_events DISABLE TRIGGER USER');
+      await c.query(`UPDATE skills_mcp.audit_events SET payload = $1 WHERE event_id = $2`, [
+        target.payload.replace(/\d/, (d) => String((Number(d) + 1) % 10)),
+        target.event_id,
+      ]);
+      await c.query('ALTER TABLE skills_mcp.audit_events ENABLE TRIGGER USER');
+    });
+    expect((await rows('event_id = $1', [target.event_id]))[0]!.payload).not.toBe(target.payload);
+    const v = verify();
+    expect(v.code).toBe(1);
+    expect(v.stderr).toMatch(/FAILED: the audit log does not verify/);
+    expect(`${v.stdout}${v.stderr}`).toContain(String(target.event_id));
+  });
+});
