@@ -87,13 +87,17 @@ export function createServices(
     });
   const openPostgres = () =>
     import('../audit/postgres/open-pg-call-log.js').then(({ openPgCallLog }) => {
-      const store = openPgCallLog({ url: target, env: io.env, log });
+      const { heartbeat_ms: heartbeatMs, lease_ms: leaseMs } = config.audit_lease;
+      const store = openPgCallLog({ url: target, env: io.env, log, lease: { heartbeatMs, leaseMs } });
       closeAudit = () => store.close();
       void store.verifyInBackground();
+      // A replica that serves no call yet still renews its lease and closes the sessions of dead peers.
+      store.holdLease();
       log.info({ audit: store.target }, 'audit log: PostgreSQL');
       return store;
     });
   const openAudit = () => (audit ??= isPostgresUrl(target) ? openPostgres() : openSqlite());
+  if (isPostgresUrl(target)) void openAudit();
   const openSandbox = () =>
     (sandbox ??= import('../sandbox/create-sandbox.js').then(({ createSandbox }) =>
       createSandbox({

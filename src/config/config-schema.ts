@@ -70,6 +70,30 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('Signed audit chain heads kept outside the database (see Audit log).'),
+  audit_lease: z
+    .strictObject({
+      heartbeat_ms: z
+        .number()
+        .int()
+        .min(50)
+        .default(10_000)
+        .describe('How often a server writing a PostgreSQL audit log renews its lease.'),
+      lease_ms: z
+        .number()
+        .int()
+        .min(200)
+        .default(30_000)
+        .describe(
+          'How long a lease lasts without renewal: then a peer (or the server itself, restarted) marks that ' +
+            "server's open calls interrupted and denies its pending approvals. At least twice heartbeat_ms.",
+        ),
+    })
+    .prefault({})
+    .refine((l) => l.lease_ms >= 2 * l.heartbeat_ms, {
+      message: 'lease_ms must be at least twice heartbeat_ms',
+      path: ['lease_ms'],
+    })
+    .describe('Replica leases of a PostgreSQL audit log (see docs/serving-a-team.md).'),
   log_level: z.enum(LOG_LEVELS).default('info').describe('Log level on stderr.'),
   max_message_bytes: z
     .number()

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { SkillsError } from '../../errors.js';
 import { pgFailure } from './pg-failure.js';
-import { MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA, PG_TABLES } from './pg-schema.js';
+import { MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA, PG_TABLES, PG_WORK_TABLES } from './pg-schema.js';
 
 export interface PgMigrateOptions {
   /** The role the server connects as: USAGE on the schema, SELECT and INSERT on the events and anchor copies, nothing else. */
@@ -58,6 +58,12 @@ export async function migratePgAudit(client: pg.ClientBase, o: PgMigrateOptions)
         await client.query(`REVOKE ALL ON ${PG_SCHEMA}.${table} FROM ${id(role)}`);
         await client.query(
           `GRANT ${role === o.writer ? 'SELECT, INSERT' : 'SELECT'} ON ${PG_SCHEMA}.${table} TO ${id(role)}`,
+        );
+      }
+      for (const table of PG_WORK_TABLES) {
+        await client.query(`REVOKE ALL ON ${PG_SCHEMA}.${table} FROM ${id(role)}`);
+        await client.query(
+          `GRANT ${role === o.writer ? 'SELECT, INSERT, UPDATE, DELETE' : 'SELECT'} ON ${PG_SCHEMA}.${table} TO ${id(role)}`,
         );
       }
     }

@@ -14,6 +14,7 @@ import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
 import { pgFailure } from './pg-failure.js';
 import { PG_SCHEMA } from './pg-schema.js';
 import { redactPostgresUrl } from './postgres-url.js';
+import { startReplicaLease, type LeaseTimes } from './replica-lease.js';
 import { projectPgCalls } from './project-pg-calls.js';
 import { asRow } from './read-pg-events.js';
 import { verifyPgChain } from './verify-pg-chain.js';
@@ -22,6 +23,8 @@ export interface PgCallLogOptions extends PgPoolOptions {
   /** This server, recorded in `session_started` (default this pid and host name). */
   owner?: SessionOwner;
   log?: Logger;
+  /** The lease this process holds while it writes (default 10 s heartbeat, 30 s lease). */
+  lease?: LeaseTimes;
 }
 
 /** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
@@ -30,6 +33,8 @@ export interface PgCallLog extends CallLog {
   readonly target: string;
   /** Fails closed from now on: events that ask for an approval or start a process are refused. */
   refuseRuns(reason: string): void;
+  /** Takes this process's lease now and keeps it (heartbeat, sweeps for dead peers), rather than on the first write. */
+  holdLease(): void;
   /** Checks the chain in the background: a broken one refuses new runs; an unreachable database is only logged. */
   verifyInBackground(): Promise<void>;
   close(): Promise<void>;
@@ -51,9 +56,12 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
   let refusal: string | undefined;
   let closed: Promise<void> | undefined;
   const runsRefused = () => refusal;
+  const lease = startReplicaLease(pool, owner, o.lease ?? { heartbeatMs: 10_000, leaseMs: 30_000 }, o.log);
 
-  const write = (inputs: readonly PgAppendInput[]) => {
+  const write = async (inputs: readonly PgAppendInput[]) => {
     for (const i of inputs) assertRunsAllowed(i.type, runsRefused);
+    // Registered (and what a former life on this host and pid left open closed) before the first event.
+    await lease.ready();
     const calls = [...new Set(inputs.flatMap((i) => (typeof i.callId === 'string' ? [i.callId] : [])))];
     const sessions = [...new Set(inputs.map((i) => i.sessionId))];
     return appendOrderedPgEvents(pool, { sessions, calls }, () => inputs);
@@ -86,6 +94,7 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     appendAsync: async <I extends AppendInput>(input: I) =>
       (await write([input]))[0] as AuditEvent<I['type']>,
     async endSession(sessionId, reason) {
+      await lease.ready();
       const written = await appendOrderedPgEvents(pool, { sessions: [sessionId], calls: [] }, (book) =>
         book.session(sessionId)?.ended === true
           ? []
@@ -106,6 +115,7 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
     runsRefused,
     refuseRuns,
+    holdLease: () => lease.begin(),
     async verifyInBackground() {
       try {
         const { chain } = await verifyPgChain(pool);
@@ -114,6 +124,6 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
         o.log?.warn({ err }, 'could not check the audit chain at start');
       }
     },
-    close: () => (closed ??= pool.end()),
+    close: () => (closed ??= lease.stop().then(() => pool.end())),
   };
 }

@@ -74,7 +74,21 @@ export const PG_MIGRATIONS: readonly string[] = [
   ${refuseChanges('anchor_copies')}
   REVOKE ALL ON ${PG_SCHEMA}.anchor_copies FROM PUBLIC;
   `,
+  `
+  -- The server processes writing the log, each with a lease it renews (heartbeat). Not part of the record: a peer
+  -- that finds a lease expired closes that process's open sessions in the log, then removes its row.
+  CREATE TABLE ${PG_SCHEMA}.replicas (
+    host         text        NOT NULL,
+    pid          integer     NOT NULL,
+    started_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    heartbeat_at timestamptz NOT NULL DEFAULT clock_timestamp(),
+    PRIMARY KEY (host, pid)
+  );
+  REVOKE ALL ON ${PG_SCHEMA}.replicas FROM PUBLIC;
+  `,
 ];
 
 /** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
 export const PG_TABLES = ['audit_events', 'anchor_copies'] as const;
+/** Working tables the server's role also updates and deletes from (never the record). */
+export const PG_WORK_TABLES = ['replicas'] as const;

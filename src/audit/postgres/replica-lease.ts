@@ -1,0 +1,158 @@
+import type pg from 'pg';
+import type { Logger } from '../../log.js';
+import { closingEvents } from '../close-session.js';
+import type { SessionOwner } from '../is-owner-alive.js';
+import { appendOrderedPgEvents } from './append-pg-events.js';
+import { pgFailure } from './pg-failure.js';
+import { PG_SCHEMA } from './pg-schema.js';
+
+export interface LeaseTimes {
+  heartbeatMs: number;
+  leaseMs: number;
+}
+
+const REGISTER = `INSERT INTO ${PG_SCHEMA}.replicas (host, pid) VALUES ($1, $2)
+  ON CONFLICT (host, pid) DO UPDATE SET started_at = clock_timestamp(), heartbeat_at = clock_timestamp()`;
+const RENEW = `UPDATE ${PG_SCHEMA}.replicas SET heartbeat_at = clock_timestamp() WHERE host = $1 AND pid = $2`;
+const EXPIRED = `SELECT host, pid FROM ${PG_SCHEMA}.replicas
+  WHERE heartbeat_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
+    AND NOT (host = $2 AND pid = $3)`;
+const FORGET = `DELETE FROM ${PG_SCHEMA}.replicas WHERE host = $1 AND pid = $2`;
+const OPEN_SESSIONS = `SELECT s.session_id FROM ${PG_SCHEMA}.audit_events s
+  WHERE s.type = 'session_started' AND (s.payload::jsonb -> 'owner') = $1::jsonb
+    AND NOT EXISTS (SELECT 1 FROM ${PG_SCHEMA}.audit_events e WHERE e.type = 'session_ended' AND e.session_id = s.session_id)
+  ORDER BY s.event_id`;
+
+/**
+ * Closes the sessions `owner` left open in the log, each in one transaction (pending approvals denied, open calls
+ * interrupted with reason `server_restart`, `session_ended`). Safe to race: a session another process closed first is
+ * skipped. Returns how many sessions were closed.
+ */
+export async function closeSessionsOf(pool: pg.Pool, owner: SessionOwner): Promise<number> {
+  let ids: string[];
+  try {
+    const { rows } = await pool.query<{ session_id: string }>(OPEN_SESSIONS, [
+      JSON.stringify({ pid: owner.pid, host: owner.host }),
+    ]);
+    ids = rows.map((r) => r.session_id);
+  } catch (err) {
+    throw pgFailure('find the sessions of a stopped server', err);
+  }
+  let closed = 0;
+  for (const id of ids) {
+    const written = await appendOrderedPgEvents(pool, { sessions: [id], calls: [] }, (book) =>
+      book.session(id)?.ended !== false
+        ? []
+        : closingEvents(
+            id,
+            { pending: book.pendingApprovals(id), open: book.openCalls(id) },
+            'server_restart',
+            'server_restart',
+          ),
+    );
+    if (written.length > 0) closed++;
+  }
+  return closed;
+}
+
+export interface ReplicaLease {
+  /** Resolves once this process is registered and what it left open in a former life (same host and pid) closed. */
+  ready(): Promise<void>;
+  /** Starts the heartbeat now (registering at once, and again on each beat until it succeeds). */
+  begin(): void;
+  /** One sweep now: closes the sessions of every server whose lease expired. */
+  sweep(): Promise<void>;
+  /** Stops renewing and removes this process's row (its sessions are ended by the caller first). */
+  stop(): Promise<void>;
+}
+
+/**
+ * This process's lease in `replicas`: registered on first use, renewed every `heartbeatMs`; each renewal also sweeps
+ * for servers whose lease is older than `leaseMs` (killed, hung, cut off) and closes their open sessions in the log
+ * as crash recovery does for SQLite. A restarted server with the same host and pid (a container's pid 1) closes its
+ * former life's sessions at once. Registration that fails (database down) is tried again on the next use.
+ */
+export function startReplicaLease(
+  pool: pg.Pool,
+  self: SessionOwner,
+  t: LeaseTimes,
+  log?: Logger,
+): ReplicaLease {
+  let registered: Promise<void> | undefined;
+  let timer: NodeJS.Timeout | undefined;
+  let stopped = false;
+
+  const sweep = async () => {
+    const { rows } = await pool.query<{ host: string; pid: number }>(EXPIRED, [
+      t.leaseMs,
+      self.host,
+      self.pid,
+    ]);
+    for (const r of rows) {
+      const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid });
+      await pool.query(FORGET, [r.host, r.pid]);
+      log?.warn(
+        { host: r.host, pid: r.pid, closedSessions: closed },
+        'closed the sessions of a server whose lease expired',
+      );
+    }
+  };
+
+  const tick = async () => {
+    if (registered === undefined) {
+      await ready().catch((err: unknown) =>
+        log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet'),
+      );
+      return;
+    }
+    try {
+      const renewed = await pool.query(RENEW, [self.host, self.pid]);
+      if (renewed.rowCount === 0) {
+        // A peer took this process for dead and closed its sessions: they refuse further events (fail closed).
+        log?.error({}, 'this server’s lease had expired: a peer closed its sessions; registering again');
+        await pool.query(REGISTER, [self.host, self.pid]);
+      }
+      await sweep();
+    } catch (err) {
+      log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
+    }
+  };
+
+  const ready = () =>
+    (registered ??= (async () => {
+      try {
+        await pool.query(REGISTER, [self.host, self.pid]);
+      } catch (err) {
+        throw pgFailure('register this server', err);
+      }
+      const closed = await closeSessionsOf(pool, self);
+      if (closed > 0)
+        log?.warn({ closedSessions: closed }, 'closed the sessions this server left open before a restart');
+      await sweep();
+    })().catch((err: unknown) => {
+      registered = undefined;
+      throw err;
+    }));
+
+  const begin = () => {
+    if (stopped || timer !== undefined) return;
+    timer = setInterval(() => void tick(), t.heartbeatMs);
+    timer.unref();
+    void tick();
+  };
+
+  return {
+    ready: () => {
+      begin();
+      return ready();
+    },
+    begin,
+    sweep,
+    async stop() {
+      stopped = true;
+      clearInterval(timer);
+      if (registered === undefined) return;
+      await pool.query(FORGET, [self.host, self.pid]).catch(() => undefined);
+    },
+  };
+}
