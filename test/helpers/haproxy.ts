@@ -46,6 +46,9 @@ export function haproxyConfig(port: number, replicas: readonly Replica[]): strin
     '    timeout client 120s',
     '    timeout server 120s',
     '    timeout http-keep-alive 10s',
+    // A connection to a replica is not kept for the client's next request: when a test kills a replica, an idle
+    // client connection tied to it would be closed under the client's next request.
+    '    option http-server-close',
     'frontend mcp',
     `    bind 127.0.0.1:${port}`,
     // One line per request: the replica that answered, the status, the method and path. No header is logged.

@@ -1,55 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createAuditDb,
-  startTestPostgres,
-  type TestAuditDb,
-  type TestPostgres,
-} from '../helpers/postgres.js';
-import { runCli } from '../helpers/run-cli.js';
+import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
 import { startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
 
-/** One row of the shared audit log, read as the PostgreSQL superuser. */
-interface Row {
-  event_id: string;
-  type: string;
-  call_id: string | null;
-  payload: string;
-}
-
-const waitFor = async <T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> => {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-};
-
 describe('three replicas behind HAProxy writing one PostgreSQL audit log', () => {
-  let pgServer: TestPostgres;
-  let db: TestAuditDb;
+  let a: SharedAudit;
   let s: TeamStack;
 
-  const rows = (where = 'true', params: unknown[] = []) =>
-    pgServer.superuser(db.database, async (c) => {
-      const r = await c.query<Row>(
-        `SELECT event_id, type, call_id, payload FROM skills_mcp.audit_events WHERE ${where} ORDER BY event_id`,
-        params,
-      );
-      return r.rows;
-    });
-  const verify = () =>
-    runCli(['audit', 'verify', '--audit', db.writerUrl], { env: { PGPASSWORD: db.writer.password } });
-
   beforeAll(async () => {
-    pgServer = startTestPostgres();
-    db = await createAuditDb(pgServer);
-    s = await startTeamStack({ audit: db.writerUrl, env: { PGPASSWORD: db.writer.password } });
+    a = await startSharedAudit();
+    s = await startTeamStack(a.stack);
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
-    pgServer?.cleanup();
+    a?.cleanup();
   }, 30_000);
 
   it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
@@ -75,7 +38,7 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
     await waitFor('runs before the stop', () =>
       Promise.resolve(results.filter((r) => r.ok).length >= 8 ? true : undefined),
     );
-    pgServer.stop();
+    a.pg.stop();
     down = true;
     try {
       await workers;
@@ -88,12 +51,12 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
       for (const r of [...results, ...refused].filter((x) => !x.ok)) expect(r.text).not.toMatch(/slept/);
       expect(results.filter((r) => r.down && r.ok)).toEqual([]);
     } finally {
-      pgServer.start();
+      a.pg.start();
     }
     const again = await run(200);
     expect(again.ok, again.text).toBe(true);
     expect(again.text).toMatch(/slept/);
-    const v = verify();
+    const v = a.verify();
     expect(v.code, v.stderr).toBe(0);
   }, 60_000);
 
@@ -104,14 +67,14 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
       ...s.tokens.map((t) => t.split('.')[2]!).filter((sig) => sig.length > 20),
       s.stateKey,
       Buffer.from(s.stateKey, 'hex').toString('base64'),
-      db.writer.password,
-      db.owner.password,
+      a.db.writer.password,
+      a.db.owner.password,
     ];
-    const stored = (await rows()).map((e) => `${e.call_id ?? ''} ${e.payload}`).join('\n');
+    const stored = (await a.rows()).map((e) => `${e.call_id ?? ''} ${e.payload}`).join('\n');
     expect(stored.length).toBeGreaterThan(1000);
     const logs = [...s.replicas.map((r) => r.server.stderr()), s.haproxy.log(), stored];
     // Nothing half-written: the replicas ended their sessions, and every run that started has its end.
-    const ev = await rows(`call_id IS NOT NULL`);
+    const ev = await a.rows(`call_id IS NOT NULL`);
     const started = new Set(ev.filter((e) => e.type === 'tool_call_started').map((e) => e.call_id));
     const ended = new Set(
       ev.filter((e) => /^tool_call_(finished|failed|interrupted)$/.test(e.type)).map((e) => e.call_id),
@@ -122,9 +85,9 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
   });
 
   it('detects an UPDATE made by the PostgreSQL superuser, who can switch the triggers off', async () => {
-    expect(verify().code).toBe(0);
-    const target = (await rows(`type = 'tool_call_finished'`))[0]!;
-    await pgServer.superuser(db.database, async (c) => {
+    expect(a.verify().code).toBe(0);
+    const target = (await a.rows(`type = 'tool_call_finished'`))[0]!;
+    await a.pg.superuser(a.db.database, async (c) => {
       await c.query('ALTER TABLE skills_mcp.audit_events DISABLE TRIGGER USER');
       await c.query(`UPDATE skills_mcp.audit_events SET payload = $1 WHERE event_id = $2`, [
         target.payload.replace(/\d/, (d) => String((Number(d) + 1) % 10)),
@@ -132,8 +95,8 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
       ]);
       await c.query('ALTER TABLE skills_mcp.audit_events ENABLE TRIGGER USER');
     });
-    expect((await rows('event_id = $1', [target.event_id]))[0]!.payload).not.toBe(target.payload);
-    const v = verify();
+    expect((await a.rows('event_id = $1', [target.event_id]))[0]!.payload).not.toBe(target.payload);
+    const v = a.verify();
     expect(v.code).toBe(1);
     expect(v.stderr).toMatch(/FAILED: the audit log does not verify/);
     expect(`${v.stdout}${v.stderr}`).toContain(String(target.event_id));

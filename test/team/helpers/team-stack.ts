@@ -78,7 +78,7 @@ print(json.dumps({"slept": d.get("seconds", 0)}))
  * PostgreSQL URL); otherwise each has its own SQLite log.
  */
 export async function startTeamStack(
-  o: { audit?: string; env?: Record<string, string> } = {},
+  o: { audit?: string; env?: Record<string, string>; config?: string } = {},
 ): Promise<TeamStack> {
   const idp = await startOidcIssuer(
     [
@@ -98,7 +98,7 @@ export async function startTeamStack(
   const url = `http://127.0.0.1:${port}/mcp`;
   writeFileSync(
     fx.configFile,
-    `approval:\n  mode: ask\n  rules:\n    - { skill: sleeper, action: allow }\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n`,
+    `approval:\n  mode: ask\n  rules:\n    - { skill: sleeper, action: allow }\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n${o.config ?? ''}`,
   );
   const stateKey = randomBytes(32).toString('hex');
   const keyFile = join(fx.dir, 'state.key');
@@ -139,6 +139,7 @@ export async function startTeamStack(
 
   const tokens: string[] = [];
   const live: Client[] = [];
+  const restarts: Promise<void>[] = [];
   const stopReplicas = async () => {
     for (const r of replicas) {
       if (r.server.proc.exitCode === null && r.server.proc.signalCode === null) r.server.proc.kill('SIGTERM');
@@ -188,12 +189,17 @@ export async function startTeamStack(
       return c;
     },
     stopReplicas,
-    async restart(name) {
+    restart(name) {
       const r = replicas.find((x) => x.name === name)!;
-      await r.server.exited;
-      r.server = await spawnReplica(name, r.port);
+      const done = (async () => {
+        await r.server.exited;
+        r.server = await spawnReplica(name, r.port);
+      })();
+      restarts.push(done);
+      return done;
     },
     async stop() {
+      await Promise.allSettled(restarts);
       for (const c of live.splice(0)) await c.close().catch(() => undefined);
       await stopReplicas();
       await haproxy.stop();
