@@ -12,6 +12,21 @@ import type {
 
 type Maybe<T> = T | Promise<T>;
 
+/** A call waiting for its approval in a shared log: what was asked, exactly as recorded when it was asked. */
+export interface SharedPending {
+  callId: string;
+  /** The audit session the call's events belong to (the one that asked). */
+  sessionId: string;
+  /** `principal_sha256` of that session, when it had a principal. */
+  principalSha256: string | undefined;
+  tool: string;
+  skill: string | null;
+  script: string | null;
+  approvalKey: string;
+  inputSha256: string;
+  bundleSha256: string | null;
+}
+
 /**
  * What the server needs of an audit log: the runner, its sessions, read-only records and the approval console. The
  * SQLite store answers at once (its methods are synchronous), the PostgreSQL one asynchronously; callers await
@@ -37,6 +52,17 @@ export interface CallLog {
   sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): Maybe<AuditEvent<T>[]>;
   listCalls(filter?: ListCallsFilter): Maybe<CallRow[]>;
   getCall(callId: string): Maybe<CallDetail | undefined>;
+  /**
+   * Only in a log shared by several server processes (PostgreSQL): a call waiting for its approval in the log,
+   * whichever process asked it (asked, not decided, not ended), with what binds it; else undefined.
+   */
+  pendingCall?(callId: string): Promise<SharedPending | undefined>;
+  /**
+   * Only in a shared log: the gate events (`approval_decided`, `loop_guard_tripped`, `session_aborted`) after
+   * `afterEventId` of the other audit sessions continuing session `sessionId` (`<id>` or `<id>.<suffix>`, i.e. the same
+   * principal on other replicas), except `exceptSessionId`; of ended sessions only stops. In commit order.
+   */
+  gateEventsOf?(sessionId: string, exceptSessionId: string, afterEventId: number): Promise<AuditEvent[]>;
   /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
   runsRefused(): string | undefined;
 }

@@ -95,6 +95,16 @@ async function serve(
       io.err(`skills-mcp: invalid configuration\n  ${e.message}\n  ${e.hint ?? ''}\n`);
       return 2;
     }
+    // A PostgreSQL log is shared by replicas: an approval's retry may reach any of them, which must all verify it.
+    if (config.http.enabled && config.http.state_key_file === undefined) {
+      io.err(
+        'skills-mcp: invalid configuration\n  http.state_key_file: required when serving over HTTP with a ' +
+          'PostgreSQL audit log (replicas share it; each must verify the approval round trips of the others)\n  ' +
+          'Make one with `openssl rand -hex 32 > state.key && chmod 600 state.key` and give every replica ' +
+          '--state-key-file state.key.\n',
+      );
+      return 2;
+    }
   }
   if (config.skills.length === 0) {
     io.err(

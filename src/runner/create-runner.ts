@@ -29,6 +29,7 @@ import type { RecordedArtifact } from './read-artifact.js';
 import { runApproved, type Unwritten } from './run-approved.js';
 import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
 import { isSameRequest } from './same-request.js';
+import { principalDigest } from '../audit/principal-digest.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
@@ -61,6 +62,14 @@ export function createRunner(deps: RunnerDeps): Runner {
   pins.observe(deps.catalog().skills);
   const outputs = new Map<string, { sessionId: string; files: Map<string, RecordedArtifact> }>();
 
+  /** Per session: the last gate event of other replicas applied, and the events this process applied itself. */
+  const synced = new Map<string, { after: number; own: Set<number> }>();
+  const syncOf = (s: LiveSession) => {
+    let st = synced.get(s.info.id);
+    if (st === undefined) synced.set(s.info.id, (st = { after: 0, own: new Set() }));
+    return st;
+  };
+
   /** Writes events in one transaction, then applies the gate events they record. */
   const commit = async (
     audit: CallLog,
@@ -68,8 +77,24 @@ export function createRunner(deps: RunnerDeps): Runner {
     events: AppendInput[],
     apply: { type: string; payload: unknown }[] = [],
   ) => {
-    await audit.appendMany(events);
+    const written = await audit.appendMany(events);
+    // Written into another audit session (a call another replica asked): the sync would read it back.
+    if (audit.gateEventsOf !== undefined)
+      for (const ev of written) if (ev.sessionId !== s.auditId) syncOf(s).own.add(ev.eventId);
     for (const ev of apply) s.gate.apply(ev);
+  };
+
+  /**
+   * With a log shared by replicas: applies to this session's gate what the same session (principal) recorded on
+   * other replicas since the last look: grants, denials, loop guard, "deny and stop".
+   */
+  const syncGate = async (audit: CallLog, s: LiveSession) => {
+    if (audit.gateEventsOf === undefined) return;
+    const st = syncOf(s);
+    for (const ev of await audit.gateEventsOf(s.info.id, s.auditId, st.after)) {
+      st.after = Math.max(st.after, ev.eventId);
+      if (!st.own.delete(ev.eventId)) s.gate.apply(ev);
+    }
   };
 
   const refusalContext = (call: PreparedCall): RefusalContext => ({
@@ -102,6 +127,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {
     const audit = await deps.audit();
     const s = await sessions.get(req.session);
+    await syncGate(audit, s);
     let call: PreparedCall;
     try {
       pins.observe(deps.catalog().skills);
@@ -200,13 +226,22 @@ export function createRunner(deps: RunnerDeps): Runner {
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     const audit = await deps.audit();
     const { session: s, call } = p;
+    await syncGate(audit, s).catch((err: unknown) =>
+      log.warn({ err }, 'could not read other replicas’ stops'),
+    );
     // A stop in this session wins over any later approval of a call asked before it.
     const o: ApprovalOutcome = s.gate.isAborted()
       ? { decision: 'denied', reason: 'session_aborted' }
       : outcome;
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, s.caller);
     if (o.decision === 'approved' || o.decision === 'approved_for_session') {
-      await commit(audit, s, d.events, d.apply);
+      try {
+        await commit(audit, s, d.events, d.apply);
+      } catch (e) {
+        // With a shared log, a retry on another replica may have decided it first.
+        if (decidedElsewhere(e)) return notPending();
+        throw e;
+      }
       return run(audit, s, call, callId, ctx);
     }
     await commit(
@@ -267,7 +302,94 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
-  const resume = (
+  /** The log refused a decision because the call was decided or closed meanwhile (by another server process). */
+  const decidedElsewhere = (e: unknown) =>
+    isSkillsError(e) &&
+    e.code === 'AUDIT_FAILED' &&
+    /already decided|terminal event|session has ended/.test(e.message);
+  const notPending = () =>
+    refused(
+      'denied',
+      'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
+        'or another server process (replica) asked it and keeps it. ' +
+        'Nothing was run by this request. Call the tool again to ask anew.',
+      'APPROVAL_DENIED',
+    );
+  const mismatch = (what: string) =>
+    refused(
+      'invalid',
+      `This request does not match the call it continues (${what} with the ` +
+        'tool, arguments and input the person was asked about). Nothing was run. Retry with exactly the same ' +
+        'tool, arguments and input, or call the tool without the continuation to ask anew.',
+      'RETRY_MISMATCH',
+    );
+
+  /**
+   * A retry for a call another server process asked (a log shared by replicas): the call is re-prepared from the
+   * retry's own request and runs only when its approval key, input digest and bundle are the ones recorded when the
+   * person was asked. Deciding it is the claim: the log takes one decision per call (checked in the append
+   * transaction), so of two replicas or two retries exactly one goes on. Undefined when the log has no such call
+   * for this session.
+   */
+  const resumeShared = async (
+    callId: string,
+    info: SessionInfo,
+    answer: ApprovalAnswer,
+    ctx: CallContext,
+    retry: CallRequest,
+  ): Promise<CallResult | undefined> => {
+    const audit = await deps.audit();
+    const sp = await audit.pendingCall?.(callId);
+    if (sp === undefined) return undefined;
+    const principal = info.principal === undefined ? undefined : principalDigest(info.principal);
+    const ours = sp.sessionId === info.id || sp.sessionId.startsWith(`${info.id}.`);
+    if (!ours || sp.principalSha256 !== principal) return undefined;
+    const s = await sessions.get(info);
+    await syncGate(audit, s);
+    const what = `${sp.skill ?? sp.tool}/${sp.script ?? ''}`;
+    let call: PreparedCall;
+    try {
+      pins.observe(deps.catalog().skills);
+      call = await prepareCall(retry, {
+        config,
+        pins,
+        entryInput: caches.entryInput,
+        scan: caches.scan,
+        envs,
+      });
+    } catch (e) {
+      if (!isSkillsError(e)) throw e;
+      return mismatch(what);
+    }
+    const same =
+      call.bound.approvalKey === sp.approvalKey &&
+      call.bound.input.input_sha256 === sp.inputSha256 &&
+      call.bundle.sha256 === sp.bundleSha256 &&
+      call.req.tool === sp.tool &&
+      call.skill.name === sp.skill &&
+      call.script === sp.script;
+    if (!same) return mismatch(what);
+    const o: ApprovalOutcome = s.gate.isAborted()
+      ? { decision: 'denied', reason: 'session_aborted' }
+      : interpretAnswer(answer);
+    const d = decisionEvents(s.gate, sp.sessionId, callId, sp.approvalKey, o, ctx.channel, s.caller);
+    const approved = o.decision === 'approved' || o.decision === 'approved_for_session';
+    const events = approved
+      ? d.events
+      : [...d.events, finishedEvent(sp.sessionId, callId, 'denied', { code: 'APPROVAL_DENIED' })];
+    try {
+      await commit(audit, s, events, d.apply);
+    } catch (e) {
+      // Decided meanwhile (another retry, another replica, the asking one's timeout): this one is not the claim.
+      if (decidedElsewhere(e)) return notPending();
+      throw e;
+    }
+    if (approved) return run(audit, { ...s, auditId: sp.sessionId }, call, callId, ctx);
+    if (o.decision === 'abort') await stopSession(audit, s);
+    return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+  };
+
+  const resume = async (
     callId: string,
     info: SessionInfo,
     answer: ApprovalAnswer,
@@ -275,20 +397,13 @@ export function createRunner(deps: RunnerDeps): Runner {
     retry?: CallRequest,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
-    if (p === undefined || p.session.info.id !== info.id || p.recording === true) {
-      const text =
-        'This approval is no longer pending here: it was already answered, it timed out, the server restarted, ' +
-        'or another server process (replica) asked it and keeps it. ' +
-        'Nothing was run by this request. Call the tool again to ask anew.';
-      return Promise.resolve(refused('denied', text, 'APPROVAL_DENIED'));
+    if (p === undefined && retry !== undefined) {
+      const shared = await resumeShared(callId, info, answer, ctx, retry);
+      if (shared !== undefined) return shared;
     }
-    if (retry !== undefined && !isSameRequest(p.call, retry)) {
-      const text =
-        `This request does not match the call it continues (${p.call.skill.name}/${p.call.script} with the ` +
-        'tool, arguments and input the person was asked about). Nothing was run. Retry with exactly the same ' +
-        'tool, arguments and input, or call the tool without the continuation to ask anew.';
-      return Promise.resolve(refused('invalid', text, 'RETRY_MISMATCH'));
-    }
+    if (p === undefined || p.session.info.id !== info.id || p.recording === true) return notPending();
+    if (retry !== undefined && !isSameRequest(p.call, retry))
+      return mismatch(`${p.call.skill.name}/${p.call.script}`);
     if (p.approved) {
       // The decision is already durable (recordAnswer): run it now for the retrying client.
       pending.take(callId);
@@ -341,6 +456,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const endSession = async (info: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error') => {
     pending.closeAll(info.id);
+    synced.delete(info.id);
     const live = sessions.forget(info.id);
     if (live === undefined) return;
     const s = await live.catch(() => undefined);

@@ -218,4 +218,16 @@ describe('skills-mcp --audit postgres://… (serving, running)', () => {
     expect(r.stdout).toBe('');
     expect(r.stderr).not.toContain('hunter2');
   });
+
+  it('exits 2 when serving over HTTP with a PostgreSQL log and no shared state key file', () => {
+    const db = dbs.intact!;
+    const r = runCli(['--http', '--port', '0', '--skills', '.', '--audit', db.writerUrl], {
+      env: { PGPASSWORD: db.writer.password },
+    });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(
+      /^skills-mcp: invalid configuration\n {2}http\.state_key_file: required when serving over HTTP with a PostgreSQL audit log/,
+    );
+    expect(r.stdout).toBe('');
+  });
 });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
-import type { CallLog } from '../call-log.js';
+import type { CallLog, SharedPending } from '../call-log.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
@@ -43,6 +43,49 @@ export interface PgCallLog extends CallLog {
 const OF_SESSION = `SELECT event_id::text AS event_id, ts::text AS ts, session_id, call_id, type, payload, prev_hash, hash
   FROM ${PG_SCHEMA}.audit_events WHERE session_id = $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
   ORDER BY event_id`;
+
+const GATE_EVENTS = `SELECT e.event_id::text AS event_id, e.ts::text AS ts, e.session_id, e.call_id, e.type, e.payload,
+    e.prev_hash, e.hash
+  FROM ${PG_SCHEMA}.audit_events e
+  WHERE e.type IN ('approval_decided', 'loop_guard_tripped', 'session_aborted')
+    AND (e.session_id = $1 OR e.session_id LIKE $2) AND e.session_id <> $3 AND e.event_id > $4
+    AND (e.type = 'session_aborted' OR NOT EXISTS (SELECT 1 FROM ${PG_SCHEMA}.audit_events x
+         WHERE x.type = 'session_ended' AND x.session_id = e.session_id))
+  ORDER BY e.event_id`;
+
+// A call's events, then its session's start (for the principal it belongs to).
+const PENDING = `SELECT e.type, e.session_id, e.payload FROM ${PG_SCHEMA}.audit_events e WHERE e.call_id = $1
+  UNION ALL
+  SELECT s.type, s.session_id, s.payload FROM ${PG_SCHEMA}.audit_events s
+  WHERE s.type = 'session_started'
+    AND s.session_id = (SELECT session_id FROM ${PG_SCHEMA}.audit_events WHERE call_id = $1 LIMIT 1)`;
+
+/** The pending approval those rows show, or undefined when the call is not waiting for one. */
+function pendingOf(
+  callId: string,
+  rows: { type: string; session_id: string; payload: string }[],
+): SharedPending | undefined {
+  const of = (t: string) => rows.find((r) => r.type === t);
+  const req = of('tool_call_requested');
+  const start = of('session_started');
+  if (req === undefined || start === undefined || of('approval_requested') === undefined) return undefined;
+  if (['approval_decided', 'tool_call_started', 'tool_call_finished', 'tool_call_interrupted'].some(of))
+    return undefined;
+  const p = JSON.parse(req.payload) as Record<string, unknown>;
+  const s = JSON.parse(start.payload) as Record<string, unknown>;
+  if (typeof p.approval_key !== 'string' || typeof p.input_sha256 !== 'string') return undefined;
+  return {
+    callId,
+    sessionId: req.session_id,
+    principalSha256: typeof s.principal_sha256 === 'string' ? s.principal_sha256 : undefined,
+    tool: String(p.tool),
+    skill: typeof p.skill === 'string' ? p.skill : null,
+    script: typeof p.script === 'string' ? p.script : null,
+    approvalKey: p.approval_key,
+    inputSha256: p.input_sha256,
+    bundleSha256: typeof p.bundle_sha256 === 'string' ? p.bundle_sha256 : null,
+  };
+}
 
 /**
  * Opens the log (no connection until first use: a database that is down fails the calls that need it, not the
@@ -113,6 +156,30 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     sessionEvents,
     listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
     getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
+    async pendingCall(callId) {
+      let rows: { type: string; session_id: string; payload: string }[];
+      try {
+        rows = (await pool.query<{ type: string; session_id: string; payload: string }>(PENDING, [callId]))
+          .rows;
+      } catch (err) {
+        throw pgFailure('read a pending approval', err);
+      }
+      return pendingOf(callId, rows);
+    },
+    async gateEventsOf(sessionId, exceptSessionId, afterEventId) {
+      try {
+        const like = `${sessionId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
+        const { rows } = await pool.query<Record<string, unknown>>(GATE_EVENTS, [
+          sessionId,
+          like,
+          exceptSessionId,
+          afterEventId,
+        ]);
+        return rows.map((r) => parseEventRow(asRow(r)));
+      } catch (err) {
+        throw pgFailure('read the session state of other replicas', err);
+      }
+    },
     runsRefused,
     refuseRuns,
     holdLease: () => lease.begin(),
