@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
-import { startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
+import { REPLICAS, startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
 
 describe('three replicas behind HAProxy writing one PostgreSQL audit log', () => {
   let a: SharedAudit;
@@ -14,6 +14,31 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
     await s?.stop();
     a?.cleanup();
   }, 30_000);
+
+  it('completes a 2026-07-28 approval whose retry the balancer sends to another replica', async () => {
+    const alice = await s.connect('auto', await s.mint('alice'));
+    // While the form is shown, force the retry away from the replica that asked.
+    let asked: string | undefined;
+    alice.onAsk = () => {
+      asked = alice.routing.served.at(-1);
+      alice.routing.next = REPLICAS.find((r) => r !== asked)!;
+    };
+    const r = await alice.client.callTool({ name: 'echo', arguments: { text: 'asked here, run there' } });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(textOf(r)).toContain('asked here, run there');
+    expect(alice.asked.count).toBe(1);
+    expect(asked).toMatch(/^r[123]$/);
+    expect(alice.routing.served.at(-1)).not.toBe(asked);
+    const call = (await a.rows(`type = 'approval_requested'`)).at(-1)!.call_id;
+    expect((await a.rows('call_id = $1', [call])).map((e) => e.type)).toEqual([
+      'tool_call_requested',
+      'policy_decided',
+      'approval_requested',
+      'approval_decided',
+      'tool_call_started',
+      'tool_call_finished',
+    ]);
+  });
 
   it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
     const alice = await s.connect('auto', await s.mint('alice'));
