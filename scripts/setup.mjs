@@ -89,6 +89,13 @@ const PREREQUISITES = [
       apk: 'postgresql',
     },
   },
+  {
+    name: 'haproxy',
+    why: 'the team tests put three server processes behind it',
+    jobs: ['test'],
+    paths: ['/usr/sbin/haproxy', '/usr/bin/haproxy'],
+    packages: { apt: 'haproxy', dnf: 'haproxy', zypper: 'haproxy', pacman: 'haproxy', apk: 'haproxy' },
+  },
 ];
 
 /** Package managers, in the order they are looked for on PATH, and how each installs without asking. */

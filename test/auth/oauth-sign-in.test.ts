@@ -1,11 +1,11 @@
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { SignJWT } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { callDetail } from '../../src/console/call-detail-view.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
+import { freePort } from '../helpers/free-port.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
 import { waitFor } from '../helpers/stdio-client.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
@@ -15,17 +15,6 @@ import { auditEvents } from '../http/helpers/audit-events.js';
 
 const SCOPES = ['skills:read', 'skills:run'];
 const BOTH = 'skills:read skills:run';
-
-/** A port free a moment ago: the resource URL (the tokens' audience) must name it before the server starts. */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
 
 const initialize = (token?: string) => ({
   method: 'POST',

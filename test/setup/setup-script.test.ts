@@ -35,6 +35,7 @@ const ALL = [
   '/usr/bin/script',
   '/usr/bin/strace',
   '/usr/lib/postgresql/15/bin/pg_ctl',
+  '/usr/sbin/haproxy',
 ];
 /** What each stub package "installs" into the fake root. */
 const PROVIDES: Record<string, string[]> = {
@@ -47,6 +48,7 @@ const PROVIDES: Record<string, string[]> = {
   'util-linux': ['/usr/bin/setpriv', '/usr/bin/script'],
   postgresql: ['/usr/lib/postgresql/15/bin/pg_ctl'],
   'postgresql-server': ['/usr/bin/pg_ctl'],
+  haproxy: ['/usr/sbin/haproxy'],
 };
 
 let n = 0;
@@ -129,7 +131,8 @@ describe('set-up step (scripts/setup.mjs)', () => {
   });
 
   it.runIf(isRoot)('as root, installs what is missing with apt-get, logging it, and checks again', () => {
-    const f = fake(['/usr/bin/python3', '/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace'], {
+    const present = ['/usr/bin/python3', '/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace'];
+    const f = fake([...present, '/usr/sbin/haproxy'], {
       managers: ['apt-get', 'dnf'],
     });
     const r = setup(f, 'test', 'self');
@@ -163,7 +166,9 @@ describe('set-up step (scripts/setup.mjs)', () => {
       apk: 'apk add bubblewrap python3 chromium postgresql',
     };
     for (const [m, line] of Object.entries(expected)) {
-      const f = fake(['/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace'], { managers: [m] });
+      const f = fake(['/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace', '/usr/sbin/haproxy'], {
+        managers: [m],
+      });
       const r = setup(f, 'test', 'self');
       expect(f.calls(), r.stderr).toEqual([`${line} DEBIAN_FRONTEND=noninteractive uid=0`]);
       expect(r.code).toBe(0);
@@ -178,6 +183,7 @@ describe('set-up step (scripts/setup.mjs)', () => {
         '/usr/bin/script',
         '/usr/bin/strace',
         '/usr/lib/postgresql/15/bin/pg_ctl',
+        '/usr/sbin/haproxy',
       ],
       { managers: ['apt-get'], sudo: 'allowed' },
     );
@@ -202,7 +208,7 @@ describe('set-up step (scripts/setup.mjs)', () => {
     expect(f.calls()).toEqual(['sudo -n true']);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual([
-      'skills-mcp setup: 6 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
+      'skills-mcp setup: 7 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
       expect.stringMatching(
         /^skills-mcp setup: {3}missing bubblewrap \(\/usr\/bin\/bwrap\), .*: run {2}sudo apt-get install -y bubblewrap$/,
       ),
@@ -221,12 +227,17 @@ describe('set-up step (scripts/setup.mjs)', () => {
       expect.stringMatching(
         /^skills-mcp setup: {3}missing postgresql \(\/usr\/lib\/postgresql\/\*\/bin\/pg_ctl\), .*: run {2}sudo apt-get install -y postgresql$/,
       ),
-      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium strace bsdutils postgresql',
+      expect.stringMatching(
+        /^skills-mcp setup: {3}missing haproxy \(\/usr\/sbin\/haproxy\), .*: run {2}sudo apt-get install -y haproxy$/,
+      ),
+      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium strace bsdutils postgresql haproxy',
     ]);
   });
 
   it('as an ordinary user on a system without sudo, tells them to install as root, never through sudo', () => {
-    const f = fake(['/usr/bin/python3', '/usr/bin/script', '/usr/bin/pg_ctl'], { managers: ['apt-get'] });
+    const f = fake(['/usr/bin/python3', '/usr/bin/script', '/usr/bin/pg_ctl', '/usr/sbin/haproxy'], {
+      managers: ['apt-get'],
+    });
     const r = setup(f, 'test', 'user');
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');

@@ -1,0 +1,129 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
+import { REPLICAS, startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
+
+describe('three replicas behind HAProxy writing one PostgreSQL audit log', () => {
+  let a: SharedAudit;
+  let s: TeamStack;
+
+  beforeAll(async () => {
+    a = await startSharedAudit();
+    s = await startTeamStack(a.stack);
+  }, 60_000);
+  afterAll(async () => {
+    await s?.stop();
+    a?.cleanup();
+  }, 30_000);
+
+  it('completes a 2026-07-28 approval whose retry the balancer sends to another replica', async () => {
+    const alice = await s.connect('auto', await s.mint('alice'));
+    // While the form is shown, force the retry away from the replica that asked.
+    let asked: string | undefined;
+    alice.onAsk = () => {
+      asked = alice.routing.served.at(-1);
+      alice.routing.next = REPLICAS.find((r) => r !== asked)!;
+    };
+    const r = await alice.client.callTool({ name: 'echo', arguments: { text: 'asked here, run there' } });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(textOf(r)).toContain('asked here, run there');
+    expect(alice.asked.count).toBe(1);
+    expect(asked).toMatch(/^r[123]$/);
+    expect(alice.routing.served.at(-1)).not.toBe(asked);
+    const call = (await a.rows(`type = 'approval_requested'`)).at(-1)!.call_id;
+    expect((await a.rows('call_id = $1', [call])).map((e) => e.type)).toEqual([
+      'tool_call_requested',
+      'policy_decided',
+      'approval_requested',
+      'approval_decided',
+      'tool_call_started',
+      'tool_call_finished',
+    ]);
+  });
+
+  it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
+    const alice = await s.connect('auto', await s.mint('alice'));
+    const run = (n: number) =>
+      alice.client.callTool({ name: 'sleeper', arguments: { seconds: 0, n } }).then(
+        (r) => ({ ok: r.isError !== true, text: textOf(r) }),
+        (e: unknown) => ({ ok: false, text: String(e) }),
+      );
+    // Four clients' worth of runs in a loop; the database goes away under them.
+    const results: { ok: boolean; text: string; down: boolean }[] = [];
+    let down = false;
+    let n = 0;
+    const worker = async () => {
+      for (;;) {
+        const wasDown = down;
+        const r = await run(n++);
+        results.push({ ...r, down: wasDown });
+        if (wasDown && !r.ok) return;
+      }
+    };
+    const workers = Promise.all([0, 1, 2, 3].map(worker));
+    await waitFor('runs before the stop', () =>
+      Promise.resolve(results.filter((r) => r.ok).length >= 8 ? true : undefined),
+    );
+    a.pg.stop();
+    down = true;
+    try {
+      await workers;
+      const refused = await Promise.all([run(100), run(101), run(102)]);
+      for (const r of refused) {
+        expect(r.ok).toBe(false);
+        expect(r.text).toMatch(/audit database is unreachable/);
+      }
+      // A run the database did not see never answered as done.
+      for (const r of [...results, ...refused].filter((x) => !x.ok)) expect(r.text).not.toMatch(/slept/);
+      expect(results.filter((r) => r.down && r.ok)).toEqual([]);
+    } finally {
+      a.pg.start();
+    }
+    const again = await run(200);
+    expect(again.ok, again.text).toBe(true);
+    expect(again.text).toMatch(/slept/);
+    const v = a.verify();
+    expect(v.code, v.stderr).toBe(0);
+  }, 60_000);
+
+  it('keeps tokens, the state key and the database passwords out of every log and the audit store', async () => {
+    await s.stopReplicas();
+    const secrets = [
+      ...s.tokens,
+      ...s.tokens.map((t) => t.split('.')[2]!).filter((sig) => sig.length > 20),
+      s.stateKey,
+      Buffer.from(s.stateKey, 'hex').toString('base64'),
+      a.db.writer.password,
+      a.db.owner.password,
+    ];
+    const stored = (await a.rows()).map((e) => `${e.call_id ?? ''} ${e.payload}`).join('\n');
+    expect(stored.length).toBeGreaterThan(1000);
+    const logs = [...s.replicas.map((r) => r.server.stderr()), s.haproxy.log(), stored];
+    // Nothing half-written: the replicas ended their sessions, and every run that started has its end.
+    const ev = await a.rows(`call_id IS NOT NULL`);
+    const started = new Set(ev.filter((e) => e.type === 'tool_call_started').map((e) => e.call_id));
+    const ended = new Set(
+      ev.filter((e) => /^tool_call_(finished|failed|interrupted)$/.test(e.type)).map((e) => e.call_id),
+    );
+    expect(started.size).toBeGreaterThanOrEqual(9);
+    for (const id of started) expect(ended.has(id), `call ${id}`).toBe(true);
+    for (const log of logs) for (const secret of secrets) expect(log).not.toContain(secret);
+  });
+
+  it('detects an UPDATE made by the PostgreSQL superuser, who can switch the triggers off', async () => {
+    expect(a.verify().code).toBe(0);
+    const target = (await a.rows(`type = 'tool_call_finished'`))[0]!;
+    await a.pg.superuser(a.db.database, async (c) => {
+      await c.query('ALTER TABLE skills_mcp.audit_events DISABLE TRIGGER USER');
+      await c.query(`UPDATE skills_mcp.audit_events SET payload = $1 WHERE event_id = $2`, [
+        target.payload.replace(/\d/, (d) => String((Number(d) + 1) % 10)),
+        target.event_id,
+      ]);
+      await c.query('ALTER TABLE skills_mcp.audit_events ENABLE TRIGGER USER');
+    });
+    expect((await a.rows('event_id = $1', [target.event_id]))[0]!.payload).not.toBe(target.payload);
+    const v = a.verify();
+    expect(v.code).toBe(1);
+    expect(v.stderr).toMatch(/FAILED: the audit log does not verify/);
+    expect(`${v.stdout}${v.stderr}`).toContain(String(target.event_id));
+  });
+});
