@@ -40,6 +40,21 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
     ]);
   });
 
+  it("2026-07-28 era, round-robin: Alice's approval for the session follows her to every replica, not to Bob", async () => {
+    const alice = await s.connect('auto', await s.mint('alice'), { decision: 'approved_for_session' });
+    const bob = await s.connect('auto', await s.mint('bob'));
+    const input = { name: 'echo', arguments: { text: 'granted everywhere' } };
+    for (let i = 0; i < 4; i++) {
+      const r = await alice.client.callTool(input);
+      expect(r.isError, textOf(r)).toBeFalsy();
+    }
+    expect(alice.asked.count).toBe(1);
+    expect(new Set(alice.routing.served).size).toBe(3);
+    const r = await bob.client.callTool(input);
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(bob.asked.count).toBe(1);
+  });
+
   it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
     const alice = await s.connect('auto', await s.mint('alice'));
     const run = (n: number) =>
