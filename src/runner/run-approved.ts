@@ -1,8 +1,9 @@
 import type { CallLog } from '../audit/call-log.js';
 import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
+import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, type SkillsError } from '../errors.js';
-import { sha256Hex } from '../gate/index.js';
+import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
@@ -42,6 +43,16 @@ export async function runApproved(
     await audit.appendMany([...before.events, ev]);
     before.written();
   };
+  // The start was refused after a stop: what `before` decided is written without its approval, and the call ends.
+  const endStopped = async () => {
+    const unrun = before.events.filter((ev) => ev.type !== 'approval_decided');
+    const end = finishedEvent(sessionId, callId, 'denied', {
+      code: 'APPROVAL_DENIED',
+      durationMs: Date.now() - started,
+    });
+    await audit.appendMany([...unrun, end]);
+    return refused('denied', SESSION_STOPPED_MESSAGE, 'APPROVAL_DENIED', callId);
+  };
   let launch;
   let exec;
   try {
@@ -69,7 +80,7 @@ export async function runApproved(
     return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
   }
   try {
-    return await startAndRun(audit, sessionId, call, callId, ctx, launch, exec, write, started);
+    return await startAndRun(audit, sessionId, call, callId, ctx, launch, exec, write, started, endStopped);
   } finally {
     release();
     // The run is over: its bundle copy may be pruned from now on.
@@ -88,8 +99,15 @@ async function startAndRun(
   exec: ExecuteDeps,
   write: (ev: AppendInput) => Promise<void>,
   started: number,
+  endStopped: () => Promise<CallResult>,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
-  await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  try {
+    await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  } catch (e) {
+    if (!isStoppedRefusal(e)) throw e;
+    // Stopped on another replica since this call was let through: it ends unrun, as a stopped session's calls do.
+    return { result: await endStopped() };
+  }
   let installed: string[] | undefined;
   if (launch.install !== undefined && exec.envs !== undefined) {
     // The approval covered install + run; `tool_call_started` (durable) records that this call installs.
