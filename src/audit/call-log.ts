@@ -63,6 +63,11 @@ export interface CallLog {
    * principal on every replica, this one's included); of ended sessions only stops. In commit order.
    */
   gateEventsOf?(sessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  /**
+   * Only in a shared log: whether this process's lease is fresh (renewed within the lease less a margin). A run is
+   * handed to the sandbox only while it is: past the lease a peer may have recorded the call interrupted.
+   */
+  leaseFresh?(): boolean;
   /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
   runsRefused(): string | undefined;
 }

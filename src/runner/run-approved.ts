@@ -101,6 +101,8 @@ async function startAndRun(
   started: number,
   endStopped: () => Promise<CallResult>,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
+  if (audit.leaseFresh?.() === false)
+    return { result: await endLeaseLost(sessionId, callId, write, started) };
   try {
     await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
   } catch (e) {
@@ -122,6 +124,18 @@ async function startAndRun(
       return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
     }
   }
+  // Right before the hand-off: a process stalled since `tool_call_started` may have been swept by a peer meanwhile.
+  if (audit.leaseFresh?.() === false)
+    return {
+      result: await endLeaseLost(
+        sessionId,
+        callId,
+        async (ev) => {
+          await audit.append(ev);
+        },
+        started,
+      ),
+    };
   void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
   let finished;
@@ -190,6 +204,30 @@ async function startAndRun(
     result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name),
     folders: launch.folders,
   };
+}
+
+/**
+ * This process's lease in the shared log is not fresh: nothing is handed to the sandbox. The call is recorded
+ * finished with AUDIT_LEASE_LOST if the log still takes it (a peer may already have recorded it interrupted).
+ */
+async function endLeaseLost(
+  sessionId: string,
+  callId: string,
+  write: (ev: AppendInput) => Promise<void>,
+  started: number,
+): Promise<CallResult> {
+  const end = finishedEvent(sessionId, callId, 'error', {
+    code: 'AUDIT_LEASE_LOST',
+    durationMs: Date.now() - started,
+  });
+  await write(end).catch(() => undefined);
+  return refused(
+    'error',
+    'skills-mcp did not run this call: this server lost touch with the shared audit log (its lease is not fresh), ' +
+      'so another server may already have closed the call. Nothing was run.\nHint: call the tool again.',
+    'AUDIT_LEASE_LOST',
+    callId,
+  );
 }
 
 const recordedPath = (p: string) => (isRecordablePath(p) ? { path: p } : { path_sha256: sha256Hex(p) });

@@ -182,6 +182,7 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     runsRefused,
     refuseRuns,
     holdLease: () => lease.begin(),
+    leaseFresh: () => lease.fresh(),
     async verifyInBackground() {
       try {
         const { chain } = await verifyPgChain(pool);

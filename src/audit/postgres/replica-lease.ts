@@ -65,6 +65,11 @@ export interface ReplicaLease {
    * with the database for a whole lease itself (a no-op before).
    */
   sweep(): Promise<void>;
+  /**
+   * Whether this process's lease is fresh: its last successful renewal (monotonic clock) is younger than the lease
+   * less a third of it. A process stalled or cut off longer may have been swept by a peer.
+   */
+  fresh(): boolean;
   /** Stops renewing and removes this process's row (its sessions are ended by the caller first). */
   stop(): Promise<void>;
 }
@@ -92,6 +97,9 @@ export function startReplicaLease(
    * expired, and the peers that were as cut off as this one must get the time to renew before anyone is swept.
    */
   let inTouchSince: number | undefined;
+  /** When (monotonic ms) this process last registered or renewed its row successfully. */
+  let renewedAt: number | undefined;
+  const fresh = () => renewedAt !== undefined && performance.now() - renewedAt < t.leaseMs - t.leaseMs / 3;
   const mayJudgePeers = () => inTouchSince !== undefined && performance.now() - inTouchSince >= t.leaseMs;
 
   const sweep = async () => {
@@ -111,7 +119,19 @@ export function startReplicaLease(
     }
   };
 
+  // One renewal at a time: a renewal the database holds up (a lock, a stall) does not pile up pool connections.
+  let ticking = false;
   const tick = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      await renew();
+    } finally {
+      ticking = false;
+    }
+  };
+
+  const renew = async () => {
     if (registered === undefined) {
       await ready().catch((err: unknown) =>
         log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet'),
@@ -119,13 +139,16 @@ export function startReplicaLease(
       return;
     }
     try {
+      const asked = performance.now();
       const renewed = await pool.query(RENEW, [self.host, self.pid]);
       if (renewed.rowCount === 0) {
+        renewedAt = undefined;
         // A peer took this process for dead and closed its sessions: they refuse further events (fail closed), and
         // the runner continues each in a new session on its next call.
         log?.error({}, 'this server’s lease had expired: a peer closed its sessions; registering again');
         await pool.query(REGISTER, [self.host, self.pid]);
       }
+      renewedAt = asked;
       inTouchSince ??= performance.now();
       await sweep();
     } catch (err) {
@@ -137,7 +160,9 @@ export function startReplicaLease(
   const ready = () =>
     (registered ??= (async () => {
       try {
+        const asked = performance.now();
         await pool.query(REGISTER, [self.host, self.pid]);
+        renewedAt = asked;
       } catch (err) {
         throw pgFailure('register this server', err);
       }
@@ -165,6 +190,7 @@ export function startReplicaLease(
     },
     begin,
     sweep,
+    fresh,
     async stop() {
       stopped = true;
       clearInterval(timer);
