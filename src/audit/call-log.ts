@@ -68,6 +68,11 @@ export interface CallLog {
    * handed to the sandbox only while it is: past the lease a peer may have recorded the call interrupted.
    */
   leaseFresh?(): boolean;
+  /**
+   * Only in a shared log: calls `listener` when this process finds its lease lost (its row removed by a peer, or no
+   * good renewal for a whole lease), before it registers again. Returns the unsubscribe.
+   */
+  onLeaseLost?(listener: () => void): () => void;
   /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
   runsRefused(): string | undefined;
 }

@@ -115,7 +115,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     ctx: CallContext,
     before?: Unwritten,
   ) => {
-    const { result, folders } = await runApproved(audit, s.auditId, call, callId, ctx, caches.exec, before);
+    // A lost lease (shared log) stops the run: a peer may have recorded the call interrupted already.
+    const lost = new AbortController();
+    const unsubscribe = audit.onLeaseLost?.(() => lost.abort());
+    const signal = ctx.signal === undefined ? lost.signal : AbortSignal.any([ctx.signal, lost.signal]);
+    let ran;
+    try {
+      ran = await runApproved(audit, s.auditId, call, callId, { ...ctx, signal }, caches.exec, before);
+    } finally {
+      unsubscribe?.();
+    }
+    const { result, folders } = ran;
     if (folders !== undefined) {
       const files = new Map(
         result.artifacts.map(({ path, sha256, bytes }) => [path, { path, sha256, bytes, folders }]),

@@ -28,7 +28,11 @@ const OPEN_SESSIONS = `SELECT s.session_id FROM ${PG_SCHEMA}.audit_events s
  * interrupted with reason `server_restart`, `session_ended`). Safe to race: a session another process closed first is
  * skipped. Returns how many sessions were closed.
  */
-export async function closeSessionsOf(pool: pg.Pool, owner: SessionOwner): Promise<number> {
+export async function closeSessionsOf(
+  pool: pg.Pool,
+  owner: SessionOwner,
+  interrupted: 'server_restart' | 'lease_expired' = 'server_restart',
+): Promise<number> {
   let ids: string[];
   try {
     const { rows } = await pool.query<{ session_id: string }>(OPEN_SESSIONS, [
@@ -48,6 +52,7 @@ export async function closeSessionsOf(pool: pg.Pool, owner: SessionOwner): Promi
             { pending: book.pendingApprovals(id), open: book.openCalls(id) },
             'server_restart',
             'server_restart',
+            interrupted,
           ),
     );
     if (written.length > 0) closed++;
@@ -86,6 +91,7 @@ export function startReplicaLease(
   self: SessionOwner,
   t: LeaseTimes,
   log?: Logger,
+  onLost?: () => void,
 ): ReplicaLease {
   let registered: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -99,6 +105,7 @@ export function startReplicaLease(
   let inTouchSince: number | undefined;
   /** When (monotonic ms) this process last registered or renewed its row successfully. */
   let renewedAt: number | undefined;
+  const lapsed = () => renewedAt !== undefined && performance.now() - renewedAt >= t.leaseMs;
   const fresh = () => renewedAt !== undefined && performance.now() - renewedAt < t.leaseMs - t.leaseMs / 3;
   const mayJudgePeers = () => inTouchSince !== undefined && performance.now() - inTouchSince >= t.leaseMs;
 
@@ -110,7 +117,8 @@ export function startReplicaLease(
       self.pid,
     ]);
     for (const r of rows) {
-      const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid });
+      // Only its lease is known to have run out: the process may be alive and its scripts still running.
+      const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid }, 'lease_expired');
       await pool.query(FORGET, [r.host, r.pid]);
       log?.warn(
         { host: r.host, pid: r.pid, closedSessions: closed },
@@ -131,7 +139,15 @@ export function startReplicaLease(
     }
   };
 
+  // The lease is lost (its row gone, or no good renewal for a whole lease): a peer may have recorded this process's
+  // calls interrupted, so what still runs of them is stopped before this process goes on (and registers again).
+  const lose = () => {
+    renewedAt = undefined;
+    onLost?.();
+  };
+
   const renew = async () => {
+    if (lapsed()) lose();
     if (registered === undefined) {
       await ready().catch((err: unknown) =>
         log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet'),
@@ -142,7 +158,7 @@ export function startReplicaLease(
       const asked = performance.now();
       const renewed = await pool.query(RENEW, [self.host, self.pid]);
       if (renewed.rowCount === 0) {
-        renewedAt = undefined;
+        lose();
         // A peer took this process for dead and closed its sessions: they refuse further events (fail closed), and
         // the runner continues each in a new session on its next call.
         log?.error({}, 'this server’s lease had expired: a peer closed its sessions; registering again');
@@ -153,6 +169,7 @@ export function startReplicaLease(
       await sweep();
     } catch (err) {
       inTouchSince = undefined;
+      if (lapsed()) lose();
       log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
     }
   };
