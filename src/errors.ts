@@ -30,6 +30,8 @@ export type ErrorCode =
   /** Too many approvals waiting for an answer (count or input bytes): nothing was asked. */
   | 'APPROVALS_BUSY'
   | 'AUDIT_FAILED'
+  /** This server's lease in a shared audit log is not fresh (database out of reach, or the process stalled): not run. */
+  | 'AUDIT_LEASE_LOST'
   | 'AUDIT_CHAIN_BROKEN'
   | 'KEY_INVALID'
   /** A skill's dependency declaration cannot be installed as written. */

@@ -63,6 +63,16 @@ export interface CallLog {
    * principal on every replica, this one's included); of ended sessions only stops. In commit order.
    */
   gateEventsOf?(sessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  /**
+   * Only in a shared log: whether this process's lease is fresh (renewed within the lease less a margin). A run is
+   * handed to the sandbox only while it is: past the lease a peer may have recorded the call interrupted.
+   */
+  leaseFresh?(): boolean;
+  /**
+   * Only in a shared log: calls `listener` when this process finds its lease lost (its row removed by a peer, or no
+   * good renewal for a whole lease), before it registers again. Returns the unsubscribe.
+   */
+  onLeaseLost?(listener: () => void): () => void;
   /** Why new runs are refused (the log cannot vouch for itself), or undefined. */
   runsRefused(): string | undefined;
 }

@@ -21,6 +21,7 @@ export function closingEvents(
   left: LeftOpen,
   endReason: SessionEndReason,
   why: 'server_restart' | 'session_ended',
+  interrupted: 'server_restart' | 'session_ended' | 'lease_expired' = why,
 ): PendingEvent[] {
   return [
     ...left.pending.map((a): PendingEvent => ({
@@ -33,7 +34,7 @@ export function closingEvents(
       type: 'tool_call_interrupted',
       sessionId,
       callId: c.callId,
-      payload: { reason: why, stage: c.stage },
+      payload: { reason: interrupted, stage: c.stage },
     })),
     {
       type: 'session_ended',

@@ -263,7 +263,11 @@ export const ToolCallFinishedPayloadSchema = z.strictObject({
 });
 
 export const ToolCallInterruptedPayloadSchema = z.strictObject({
-  reason: z.enum(['server_restart', 'session_ended']).describe('Why the call never finished'),
+  reason: z
+    .enum(['server_restart', 'session_ended', 'lease_expired'])
+    .describe(
+      "Why the call never finished; 'lease_expired': a peer closed it when the server's lease ran out (stalled or cut off, not known dead): whether its script ran on is unknown",
+    ),
   stage: z.enum(['requested', 'started']).describe("How far it got: 'started' means a process may have run"),
 });
 

@@ -75,6 +75,10 @@ function untrustedFormMessage(target: string): string {
   ].join('\n');
 }
 
+/** The tool-result text for a call refused because the user stopped the session ("deny and stop"). */
+export const SESSION_STOPPED_MESSAGE =
+  'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
+
 /** A tool-result text for a refused call that a model can act on (and a person can read). */
 export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): string {
   const target = `${ctx.skill}/${ctx.script}`;
@@ -87,7 +91,7 @@ export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): str
     case 'loop_guard':
       return `The user denied ${target} ${ctx.config.loop_guard} times in this session; skills-mcp will not ask again. ${stop}`;
     case 'session_aborted':
-      return 'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
+      return SESSION_STOPPED_MESSAGE;
     case 'user':
     case 'declined':
       return `The user denied running ${target}. ${stop}`;

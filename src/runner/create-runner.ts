@@ -30,6 +30,7 @@ import { runApproved, type Unwritten } from './run-approved.js';
 import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
 import { isSameRequest } from './same-request.js';
 import { principalDigest } from '../audit/principal-digest.js';
+import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
 
@@ -114,7 +115,17 @@ export function createRunner(deps: RunnerDeps): Runner {
     ctx: CallContext,
     before?: Unwritten,
   ) => {
-    const { result, folders } = await runApproved(audit, s.auditId, call, callId, ctx, caches.exec, before);
+    // A lost lease (shared log) stops the run: a peer may have recorded the call interrupted already.
+    const lost = new AbortController();
+    const unsubscribe = audit.onLeaseLost?.(() => lost.abort());
+    const signal = ctx.signal === undefined ? lost.signal : AbortSignal.any([ctx.signal, lost.signal]);
+    let ran;
+    try {
+      ran = await runApproved(audit, s.auditId, call, callId, { ...ctx, signal }, caches.exec, before);
+    } finally {
+      unsubscribe?.();
+    }
+    const { result, folders } = ran;
     if (folders !== undefined) {
       const files = new Map(
         result.artifacts.map(({ path, sha256, bytes }) => [path, { path, sha256, bytes, folders }]),
@@ -240,6 +251,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       } catch (e) {
         // With a shared log, a retry on another replica may have decided it first.
         if (decidedElsewhere(e)) return notPending();
+        if (isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, s.auditId, callId, call);
         throw e;
       }
       return run(audit, s, call, callId, ctx);
@@ -252,6 +264,34 @@ export function createRunner(deps: RunnerDeps): Runner {
     );
     if (o.decision === 'abort') await stopSession(audit, s);
     return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+  };
+
+  /**
+   * The log refused an approval because the session was stopped on another replica between this one's look at the
+   * stops and its decision (the check under the chain lock): the call is denied as stopped, nothing is run.
+   */
+  const stoppedMeanwhile = async (
+    audit: CallLog,
+    s: LiveSession,
+    auditId: string,
+    callId: string,
+    call: PreparedCall,
+  ): Promise<CallResult> => {
+    const stopped: AbortedOutcome = { decision: 'denied', reason: 'session_aborted' };
+    const d = decisionEvents(s.gate, auditId, callId, call.bound.approvalKey, stopped, 'session', s.caller);
+    await audit.appendMany([
+      ...d.events,
+      finishedEvent(auditId, callId, 'denied', { code: 'APPROVAL_DENIED' }),
+    ]);
+    await syncGate(audit, s).catch((err: unknown) =>
+      log.warn({ err }, 'could not read other replicas’ stops'),
+    );
+    return refused(
+      'denied',
+      refusalMessage('session_aborted', refusalContext(call)),
+      'APPROVAL_DENIED',
+      callId,
+    );
   };
 
   /**
@@ -382,6 +422,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     } catch (e) {
       // Decided meanwhile (another retry, another replica, the asking one's timeout): this one is not the claim.
       if (decidedElsewhere(e)) return notPending();
+      if (approved && isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, sp.sessionId, callId, call);
       throw e;
     }
     if (approved) return run(audit, { ...s, auditId: sp.sessionId }, call, callId, ctx);

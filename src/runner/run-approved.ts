@@ -1,8 +1,9 @@
 import type { CallLog } from '../audit/call-log.js';
 import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
+import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, type SkillsError } from '../errors.js';
-import { sha256Hex } from '../gate/index.js';
+import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
@@ -42,6 +43,16 @@ export async function runApproved(
     await audit.appendMany([...before.events, ev]);
     before.written();
   };
+  // The start was refused after a stop: what `before` decided is written without its approval, and the call ends.
+  const endStopped = async () => {
+    const unrun = before.events.filter((ev) => ev.type !== 'approval_decided');
+    const end = finishedEvent(sessionId, callId, 'denied', {
+      code: 'APPROVAL_DENIED',
+      durationMs: Date.now() - started,
+    });
+    await audit.appendMany([...unrun, end]);
+    return refused('denied', SESSION_STOPPED_MESSAGE, 'APPROVAL_DENIED', callId);
+  };
   let launch;
   let exec;
   try {
@@ -69,7 +80,7 @@ export async function runApproved(
     return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
   }
   try {
-    return await startAndRun(audit, sessionId, call, callId, ctx, launch, exec, write, started);
+    return await startAndRun(audit, sessionId, call, callId, ctx, launch, exec, write, started, endStopped);
   } finally {
     release();
     // The run is over: its bundle copy may be pruned from now on.
@@ -88,8 +99,17 @@ async function startAndRun(
   exec: ExecuteDeps,
   write: (ev: AppendInput) => Promise<void>,
   started: number,
+  endStopped: () => Promise<CallResult>,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
-  await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  if (audit.leaseFresh?.() === false)
+    return { result: await endLeaseLost(sessionId, callId, write, started) };
+  try {
+    await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
+  } catch (e) {
+    if (!isStoppedRefusal(e)) throw e;
+    // Stopped on another replica since this call was let through: it ends unrun, as a stopped session's calls do.
+    return { result: await endStopped() };
+  }
   let installed: string[] | undefined;
   if (launch.install !== undefined && exec.envs !== undefined) {
     // The approval covered install + run; `tool_call_started` (durable) records that this call installs.
@@ -104,6 +124,18 @@ async function startAndRun(
       return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
     }
   }
+  // Right before the hand-off: a process stalled since `tool_call_started` may have been swept by a peer meanwhile.
+  if (audit.leaseFresh?.() === false)
+    return {
+      result: await endLeaseLost(
+        sessionId,
+        callId,
+        async (ev) => {
+          await audit.append(ev);
+        },
+        started,
+      ),
+    };
   void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
   let finished;
@@ -172,6 +204,30 @@ async function startAndRun(
     result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name),
     folders: launch.folders,
   };
+}
+
+/**
+ * This process's lease in the shared log is not fresh: nothing is handed to the sandbox. The call is recorded
+ * finished with AUDIT_LEASE_LOST if the log still takes it (a peer may already have recorded it interrupted).
+ */
+async function endLeaseLost(
+  sessionId: string,
+  callId: string,
+  write: (ev: AppendInput) => Promise<void>,
+  started: number,
+): Promise<CallResult> {
+  const end = finishedEvent(sessionId, callId, 'error', {
+    code: 'AUDIT_LEASE_LOST',
+    durationMs: Date.now() - started,
+  });
+  await write(end).catch(() => undefined);
+  return refused(
+    'error',
+    'skills-mcp did not run this call: this server lost touch with the shared audit log (its lease is not fresh), ' +
+      'so another server may already have closed the call. Nothing was run.\nHint: call the tool again.',
+    'AUDIT_LEASE_LOST',
+    callId,
+  );
 }
 
 const recordedPath = (p: string) => (isRecordablePath(p) ? { path: p } : { path_sha256: sha256Hex(p) });

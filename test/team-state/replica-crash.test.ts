@@ -60,7 +60,7 @@ describe('a replica killed mid-run (PostgreSQL audit log)', () => {
     );
     const waited = Date.now() - killedAt;
     const interrupted = ev.find((e) => e.type === 'tool_call_interrupted' && e.call_id === started!.call_id);
-    expect(interrupted?.payload).toEqual({ reason: 'server_restart', stage: 'started' });
+    expect(interrupted?.payload).toEqual({ reason: 'lease_expired', stage: 'started' });
     // Not before the 1 s lease, counted from A's last heartbeat (at most 200 ms before the kill), ran out.
     expect(waited).toBeGreaterThanOrEqual(750);
     const denied = ev.find((e) => e.type === 'approval_decided' && e.call_id === pending.call_id);

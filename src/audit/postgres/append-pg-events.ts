@@ -7,6 +7,7 @@ import { checkEventInput, refused, type PendingEvent } from '../check-event-inpu
 import { checkEventOrder } from '../check-event-order.js';
 import { chainEvent } from '../chain-event.js';
 import { GENESIS_HASH } from '../event-hash.js';
+import { STOPPED_REFUSAL } from '../is-stopped-refusal.js';
 import type { AuditEvent } from '../types.js';
 import { pgFailure } from './pg-failure.js';
 import { CHAIN_LOCK, PG_SCHEMA } from './pg-schema.js';
@@ -81,8 +82,35 @@ function prepare(i: PgAppendInput): Prepared {
   }
 }
 
+// A stop ("deny and stop") anywhere in the family: the session id and every `<id>.<suffix>` of the same principal.
+const FAMILY_STOPPED = `SELECT DISTINCT split_part(session_id, '.', 1) AS family FROM ${PG_SCHEMA}.audit_events
+  WHERE type = 'session_aborted' AND split_part(session_id, '.', 1) = ANY($1::text[])`;
+
+/** The session family an audit session belongs to: its id without the `.suffix` another replica adds. */
+const familyOf = (sessionId: string) => sessionId.split('.')[0]!;
+
+/** An event that lets a call run: a stop recorded in its session family before it refuses it. */
+const letsRun = (e: PendingEvent) =>
+  e.type === 'tool_call_started' ||
+  (e.type === 'approval_decided' &&
+    ['approved', 'approved_for_session'].includes(String((e.payload as { decision?: unknown }).decision)));
+
 const SCOPE = `SELECT session_id, call_id, type, payload FROM ${PG_SCHEMA}.audit_events
   WHERE session_id = ANY($1::text[]) OR call_id = ANY($2::text[]) ORDER BY event_id`;
+
+/**
+ * Under the chain lock: an approving decision or a start in a session family that already has `session_aborted`
+ * (written by any replica, committed before this lock was taken) is refused with {@link STOPPED_REFUSAL}.
+ */
+async function refuseAfterStop(client: pg.PoolClient, pending: readonly Prepared[]): Promise<void> {
+  const running = pending.filter((p) => letsRun(p.e));
+  if (running.length === 0) return;
+  const families = [...new Set(running.map((p) => familyOf(p.e.sessionId)))];
+  const { rows } = await client.query<{ family: string }>(FAMILY_STOPPED, [families]);
+  const stopped = new Set(rows.map((r) => r.family));
+  const hit = running.find((p) => stopped.has(familyOf(p.e.sessionId)));
+  if (hit !== undefined) throw refused(hit.e, STOPPED_REFUSAL);
+}
 
 async function writePgEvents(
   pool: pg.Pool,
@@ -123,6 +151,7 @@ async function writePgEvents(
       await client.query('ROLLBACK');
       return [];
     }
+    if (book !== undefined) await refuseAfterStop(client, pending);
     let eventId = Number(head.event_id ?? 0);
     let prevHash = head.hash ?? GENESIS_HASH;
     const ts = Number(head.now);

@@ -99,7 +99,18 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
   let refusal: string | undefined;
   let closed: Promise<void> | undefined;
   const runsRefused = () => refusal;
-  const lease = startReplicaLease(pool, owner, o.lease ?? { heartbeatMs: 10_000, leaseMs: 30_000 }, o.log);
+  const lost = new Set<() => void>();
+  const lease = startReplicaLease(
+    pool,
+    owner,
+    o.lease ?? { heartbeatMs: 10_000, leaseMs: 30_000 },
+    o.log,
+    () => {
+      if (lost.size > 0)
+        o.log?.error({ runs: lost.size }, 'audit lease lost: stopping the runs of this server');
+      for (const f of lost) f();
+    },
+  );
 
   const write = async (inputs: readonly PgAppendInput[]) => {
     for (const i of inputs) assertRunsAllowed(i.type, runsRefused);
@@ -182,6 +193,11 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     runsRefused,
     refuseRuns,
     holdLease: () => lease.begin(),
+    leaseFresh: () => lease.fresh(),
+    onLeaseLost(listener) {
+      lost.add(listener);
+      return () => lost.delete(listener);
+    },
     async verifyInBackground() {
       try {
         const { chain } = await verifyPgChain(pool);

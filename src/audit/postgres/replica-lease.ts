@@ -28,7 +28,11 @@ const OPEN_SESSIONS = `SELECT s.session_id FROM ${PG_SCHEMA}.audit_events s
  * interrupted with reason `server_restart`, `session_ended`). Safe to race: a session another process closed first is
  * skipped. Returns how many sessions were closed.
  */
-export async function closeSessionsOf(pool: pg.Pool, owner: SessionOwner): Promise<number> {
+export async function closeSessionsOf(
+  pool: pg.Pool,
+  owner: SessionOwner,
+  interrupted: 'server_restart' | 'lease_expired' = 'server_restart',
+): Promise<number> {
   let ids: string[];
   try {
     const { rows } = await pool.query<{ session_id: string }>(OPEN_SESSIONS, [
@@ -48,6 +52,7 @@ export async function closeSessionsOf(pool: pg.Pool, owner: SessionOwner): Promi
             { pending: book.pendingApprovals(id), open: book.openCalls(id) },
             'server_restart',
             'server_restart',
+            interrupted,
           ),
     );
     if (written.length > 0) closed++;
@@ -65,6 +70,11 @@ export interface ReplicaLease {
    * with the database for a whole lease itself (a no-op before).
    */
   sweep(): Promise<void>;
+  /**
+   * Whether this process's lease is fresh: its last successful renewal (monotonic clock) is younger than the lease
+   * less a third of it. A process stalled or cut off longer may have been swept by a peer.
+   */
+  fresh(): boolean;
   /** Stops renewing and removes this process's row (its sessions are ended by the caller first). */
   stop(): Promise<void>;
 }
@@ -81,6 +91,7 @@ export function startReplicaLease(
   self: SessionOwner,
   t: LeaseTimes,
   log?: Logger,
+  onLost?: () => void,
 ): ReplicaLease {
   let registered: Promise<void> | undefined;
   let timer: NodeJS.Timeout | undefined;
@@ -92,6 +103,10 @@ export function startReplicaLease(
    * expired, and the peers that were as cut off as this one must get the time to renew before anyone is swept.
    */
   let inTouchSince: number | undefined;
+  /** When (monotonic ms) this process last registered or renewed its row successfully. */
+  let renewedAt: number | undefined;
+  const lapsed = () => renewedAt !== undefined && performance.now() - renewedAt >= t.leaseMs;
+  const fresh = () => renewedAt !== undefined && performance.now() - renewedAt < t.leaseMs - t.leaseMs / 3;
   const mayJudgePeers = () => inTouchSince !== undefined && performance.now() - inTouchSince >= t.leaseMs;
 
   const sweep = async () => {
@@ -102,7 +117,8 @@ export function startReplicaLease(
       self.pid,
     ]);
     for (const r of rows) {
-      const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid });
+      // Only its lease is known to have run out: the process may be alive and its scripts still running.
+      const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid }, 'lease_expired');
       await pool.query(FORGET, [r.host, r.pid]);
       log?.warn(
         { host: r.host, pid: r.pid, closedSessions: closed },
@@ -111,7 +127,27 @@ export function startReplicaLease(
     }
   };
 
+  // One renewal at a time: a renewal the database holds up (a lock, a stall) does not pile up pool connections.
+  let ticking = false;
   const tick = async () => {
+    if (ticking) return;
+    ticking = true;
+    try {
+      await renew();
+    } finally {
+      ticking = false;
+    }
+  };
+
+  // The lease is lost (its row gone, or no good renewal for a whole lease): a peer may have recorded this process's
+  // calls interrupted, so what still runs of them is stopped before this process goes on (and registers again).
+  const lose = () => {
+    renewedAt = undefined;
+    onLost?.();
+  };
+
+  const renew = async () => {
+    if (lapsed()) lose();
     if (registered === undefined) {
       await ready().catch((err: unknown) =>
         log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet'),
@@ -119,17 +155,21 @@ export function startReplicaLease(
       return;
     }
     try {
+      const asked = performance.now();
       const renewed = await pool.query(RENEW, [self.host, self.pid]);
       if (renewed.rowCount === 0) {
+        lose();
         // A peer took this process for dead and closed its sessions: they refuse further events (fail closed), and
         // the runner continues each in a new session on its next call.
         log?.error({}, 'this server’s lease had expired: a peer closed its sessions; registering again');
         await pool.query(REGISTER, [self.host, self.pid]);
       }
+      renewedAt = asked;
       inTouchSince ??= performance.now();
       await sweep();
     } catch (err) {
       inTouchSince = undefined;
+      if (lapsed()) lose();
       log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
     }
   };
@@ -137,7 +177,9 @@ export function startReplicaLease(
   const ready = () =>
     (registered ??= (async () => {
       try {
+        const asked = performance.now();
         await pool.query(REGISTER, [self.host, self.pid]);
+        renewedAt = asked;
       } catch (err) {
         throw pgFailure('register this server', err);
       }
@@ -165,6 +207,7 @@ export function startReplicaLease(
     },
     begin,
     sweep,
+    fresh,
     async stop() {
       stopped = true;
       clearInterval(timer);
