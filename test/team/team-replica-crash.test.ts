@@ -13,7 +13,7 @@ describe('a replica killed behind HAProxy while it runs a call (one PostgreSQL a
     s = await startTeamStack({
       ...a.stack,
       // A killed replica's lease expires within a second, and a peer closes what it left open.
-      config: 'audit_lease:\n  heartbeat_ms: 200\n  lease_ms: 1000\n',
+      config: 'audit_lease:\n  heartbeat_ms: 200\n  lease_ms: 2000\n',
     });
   }, 60_000);
   afterAll(async () => {
