@@ -118,10 +118,16 @@ export function createRunner(deps: RunnerDeps): Runner {
     // A lost lease (shared log) stops the run: a peer may have recorded the call interrupted already.
     const lost = new AbortController();
     const unsubscribe = audit.onLeaseLost?.(() => lost.abort());
-    const signal = ctx.signal === undefined ? lost.signal : AbortSignal.any([ctx.signal, lost.signal]);
+    const signal =
+      unsubscribe === undefined
+        ? ctx.signal
+        : ctx.signal === undefined
+          ? lost.signal
+          : AbortSignal.any([ctx.signal, lost.signal]);
     let ran;
     try {
-      ran = await runApproved(audit, s.auditId, call, callId, { ...ctx, signal }, caches.exec, before);
+      const runCtx = signal === undefined ? ctx : { ...ctx, signal };
+      ran = await runApproved(audit, s.auditId, call, callId, runCtx, caches.exec, before);
     } finally {
       unsubscribe?.();
     }
