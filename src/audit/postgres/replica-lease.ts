@@ -130,7 +130,11 @@ export function startReplicaLease(
   // One renewal at a time: a renewal the database holds up (a lock, a stall) does not pile up pool connections.
   let ticking = false;
   const tick = async () => {
-    if (ticking) return;
+    if (ticking) {
+      // A renewal the database holds up: the lease may lapse meanwhile, and what still runs must stop then.
+      if (lapsed()) lose();
+      return;
+    }
     ticking = true;
     try {
       await renew();
