@@ -141,14 +141,19 @@ export function createRunner(deps: RunnerDeps): Runner {
     return result;
   };
 
+  /** Binds a request to the catalog as it is now (skills pinned on first sight). */
+  const prepare = (req: CallRequest): Promise<PreparedCall> => {
+    pins.observe(deps.catalog().skills);
+    return prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
+  };
+
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {
     const audit = await deps.audit();
     const s = await sessions.get(req.session);
     await syncGate(audit, s);
     let call: PreparedCall;
     try {
-      pins.observe(deps.catalog().skills);
-      call = await prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
+      call = await prepare(req);
     } catch (e) {
       if (!isSkillsError(e)) throw e;
       const callId = await recordInvalid(audit, s.auditId, req, e, s.caller);
@@ -395,14 +400,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     const what = `${sp.skill ?? sp.tool}/${sp.script ?? ''}`;
     let call: PreparedCall;
     try {
-      pins.observe(deps.catalog().skills);
-      call = await prepareCall(retry, {
-        config,
-        pins,
-        entryInput: caches.entryInput,
-        scan: caches.scan,
-        envs,
-      });
+      call = await prepare(retry);
     } catch (e) {
       if (!isSkillsError(e)) throw e;
       return mismatch(what);

@@ -127,14 +127,7 @@ async function startAndRun(
   // Right before the hand-off: a process stalled since `tool_call_started` may have been swept by a peer meanwhile.
   if (audit.leaseFresh?.() === false)
     return {
-      result: await endLeaseLost(
-        sessionId,
-        callId,
-        async (ev) => {
-          await audit.append(ev);
-        },
-        started,
-      ),
+      result: await endLeaseLost(sessionId, callId, async (ev) => audit.append(ev), started),
     };
   void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   let seenOutput = false;
@@ -213,7 +206,7 @@ async function startAndRun(
 async function endLeaseLost(
   sessionId: string,
   callId: string,
-  write: (ev: AppendInput) => Promise<void>,
+  write: (ev: AppendInput) => Promise<unknown>,
   started: number,
 ): Promise<CallResult> {
   const end = finishedEvent(sessionId, callId, 'error', {
