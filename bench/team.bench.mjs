@@ -14,7 +14,8 @@
 // Errors are counted everywhere; the target is 0. Prints a table and writes bench/results/team.json.
 //
 // Knobs: BENCH_TEAM_CLIENTS (default 50), BENCH_TEAM_CALLS (calls per client, default 20), BENCH_TEAM_RUNS
-// (approved runs, default 20).
+// (approved runs, default 20), BENCH_TEAM_ROUNDS (rounds, default 3: each scenario is reported as the median of
+// the rounds, errors summed over all of them).
 import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import {
@@ -57,6 +58,7 @@ const intEnv = (name, fallback) => {
 const CLIENTS = intEnv('BENCH_TEAM_CLIENTS', 50);
 const CALLS = intEnv('BENCH_TEAM_CALLS', 20);
 const RUNS = intEnv('BENCH_TEAM_RUNS', 20);
+const ROUNDS = intEnv('BENCH_TEAM_ROUNDS', 3);
 
 const out = (line = '') => void process.stdout.write(`${line}\n`);
 const note = (line) => void process.stderr.write(`team.bench: ${line}\n`);
@@ -375,6 +377,48 @@ function table(rows) {
   }
 }
 
+/** One round: each topology's read-only load and approved runs, then the audited load with SQLite and PostgreSQL. */
+async function oneRound(ctx, pgServer) {
+  const r = { topologies: {}, audited: {} };
+  for (const n of [3, 1]) {
+    note(`${n} replica(s): read-only load, then approved runs`);
+    r.topologies[n] = await withStack(ctx, n, { label: `top${n}` }, async (url) => ({
+      readOnly: await readOnlyLoad(url),
+      approved: await approvedRuns(url),
+    }));
+  }
+  note('audited calls: 3 replicas, SQLite each');
+  r.audited.sqlite = { measured: true, ...(await withStack(ctx, 3, { label: 'sqlite' }, readOnlyLoad)) };
+  note('audited calls: 3 replicas, one PostgreSQL log');
+  r.audited.postgres =
+    pgServer.url === undefined
+      ? { measured: false, reason: pgServer.reason }
+      : {
+          measured: true,
+          ...(await withStack(ctx, 3, { label: 'pg', audit: pgServer.url, env: pgServer.env }, readOnlyLoad)),
+        };
+  return r;
+}
+
+const median = (xs) => {
+  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
+  if (s.length === 0) return null;
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
+};
+
+/** One scenario over all rounds: errors summed, calls/s and latencies as medians of the rounds. */
+const across = (samples) => {
+  if (samples.some((x) => x.measured === false)) return samples.find((x) => x.measured === false);
+  return {
+    calls: samples.reduce((a, x) => a + x.calls, 0),
+    errors: samples.reduce((a, x) => a + x.errors, 0),
+    throughput: round(median(samples.map((x) => x.throughput))),
+    p50: round(median(samples.map((x) => x.p50))),
+    p99: round(median(samples.map((x) => x.p99))),
+  };
+};
+
 async function main() {
   if (!existsSync(HAPROXY)) throw new Error(`${HAPROXY} is missing: run \`node scripts/setup.mjs test\``);
   const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-team-bench-'));
@@ -382,40 +426,39 @@ async function main() {
   const ctx = { tmp, config: join(tmp, 'bench.yaml'), keyFile: join(tmp, 'state.key') };
   writeFileSync(ctx.config, 'approval:\n  mode: ask\n');
   writeFileSync(ctx.keyFile, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600 });
-  const result = { clients: CLIENTS, callsPerClient: CALLS, approvedRuns: RUNS, topologies: {}, audited: {} };
+  const rounds = [];
+  let pgServer = {};
   try {
-    for (const n of [3, 1]) {
-      note(`${n} replica(s): read-only load, then approved runs`);
-      result.topologies[n] = await withStack(ctx, n, { label: `top${n}` }, async (url) => ({
-        readOnly: await readOnlyLoad(url),
-        approved: await approvedRuns(url),
-      }));
-    }
-    note('audited calls: 3 replicas, SQLite each');
-    result.audited.sqlite = {
-      measured: true,
-      ...(await withStack(ctx, 3, { label: 'sqlite' }, readOnlyLoad)),
-    };
-    note('audited calls: 3 replicas, one PostgreSQL log');
-    let pgServer;
     try {
       pgServer = await startPostgres(ctx);
-      result.audited.postgres = {
-        measured: true,
-        ...(await withStack(ctx, 3, { label: 'pg', audit: pgServer.url, env: pgServer.env }, readOnlyLoad)),
-      };
     } catch (e) {
-      result.audited.postgres = {
-        measured: false,
-        reason: String(e instanceof Error ? e.message : e).split('\n')[0],
-      };
-    } finally {
-      pgServer?.stop();
+      pgServer = { reason: String(e instanceof Error ? e.message : e).split('\n')[0] };
+    }
+    for (let i = 0; i < ROUNDS; i++) {
+      note(`round ${i + 1} of ${ROUNDS}`);
+      rounds.push(await oneRound(ctx, pgServer));
     }
   } finally {
+    pgServer.stop?.();
     rmSync(tmp, { recursive: true, force: true });
   }
 
+  const pick = (f) => across(rounds.map(f));
+  const result = {
+    clients: CLIENTS,
+    callsPerClient: CALLS,
+    approvedRuns: RUNS,
+    rounds: ROUNDS,
+    loadAverage: os.loadavg().map((x) => round(x, 2)),
+    topologies: Object.fromEntries(
+      [3, 1].map((n) => [
+        n,
+        { readOnly: pick((r) => r.topologies[n].readOnly), approved: pick((r) => r.topologies[n].approved) },
+      ]),
+    ),
+    audited: { sqlite: pick((r) => r.audited.sqlite), postgres: pick((r) => r.audited.postgres) },
+    raw: rounds,
+  };
   const notes = [];
   const row = (label, r) => {
     if (r.measured !== false) return [label, r.calls, r.errors, r.throughput, r.p50, r.p99];
@@ -423,7 +466,9 @@ async function main() {
     return [label, 'not measured', '', '', '', ''];
   };
   out(
-    `team through HAProxy: ${CLIENTS} clients × ${CALLS} read-only calls; ${RUNS} concurrent approved runs — ${os.cpus().length} cores, node ${process.version}`,
+    `team through HAProxy: ${CLIENTS} clients × ${CALLS} read-only calls; ${RUNS} concurrent approved runs; ` +
+      `medians of ${ROUNDS} round(s) — ${os.cpus().length} cores, node ${process.version}, ` +
+      `load average ${result.loadAverage.join(' ')}`,
   );
   table([
     ['scenario', 'calls', 'errors', 'calls/s', 'p50 ms', 'p99 ms'],
@@ -434,12 +479,22 @@ async function main() {
     row('audited, 3 replicas, SQLite each', result.audited.sqlite),
     row('audited, 3 replicas, PostgreSQL', result.audited.postgres),
   ]);
-  const ratio = result.topologies[3].readOnly.throughput / result.topologies[1].readOnly.throughput;
   for (const line of notes) out(line);
-  out(`3 replicas vs 1: ${round(ratio, 2)}× read-only calls/s`);
-  const errors = [result.topologies[3], result.topologies[1]]
-    .flatMap((t) => [t.readOnly.errors, t.approved.errors ?? 0])
-    .concat(result.audited.sqlite.errors, result.audited.postgres.errors ?? 0)
+  const ratioOf = (f) => round(median(rounds.map((r) => f(r)).filter((x) => Number.isFinite(x))), 2);
+  result.ratios = {
+    replicas3vs1: ratioOf((r) => r.topologies[3].readOnly.throughput / r.topologies[1].readOnly.throughput),
+    postgresVsSqlite: ratioOf((r) => r.audited.postgres.throughput / r.audited.sqlite.throughput),
+  };
+  out(`3 replicas vs 1: ${result.ratios.replicas3vs1}× read-only calls/s (median of the rounds' ratios)`);
+  if (result.ratios.postgresVsSqlite !== null)
+    out(
+      `PostgreSQL vs SQLite: ${result.ratios.postgresVsSqlite}× audited calls/s (median of the rounds' ratios)`,
+    );
+  const errors = rounds
+    .flatMap((r) =>
+      [r.topologies[3], r.topologies[1]].flatMap((t) => [t.readOnly.errors, t.approved.errors ?? 0]),
+    )
+    .concat(rounds.flatMap((r) => [r.audited.sqlite.errors, r.audited.postgres.errors ?? 0]))
     .reduce((a, b) => a + b, 0);
   out(`errors: ${errors} (target 0)`);
   mkdirSync(dirname(RESULTS), { recursive: true });
