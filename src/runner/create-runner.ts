@@ -9,6 +9,7 @@ import {
   approvalRequest,
   createSkillPins,
   interpretAnswer,
+  isDecisionReason,
   noApproverMessage,
   refusalMessage,
   resolveGate,
@@ -21,7 +22,7 @@ import { createCallCaches } from './call-caches.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { createLiveSessions, type LiveSession } from './live-sessions.js';
-import { createPendingApprovals } from './pending-approvals.js';
+import { createPendingApprovals, type Pending } from './pending-approvals.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
 import { createReadOnlyRecords } from './read-only-records.js';
 import { recordInvalid } from './record-invalid.js';
@@ -31,7 +32,13 @@ import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
 import { isSameRequest } from './same-request.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
-import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
+import type { Begin, CallContext, DecidedElsewhere, Recorded, Runner, RunnerDeps } from './runner-types.js';
+import type { ApprovalDecidedPayload } from '../audit/payload-schemas.js';
+import type { AuditEvent } from '../audit/types.js';
+import type { ApprovalView } from '../gate/index.js';
+import { createDecisionWatcher } from './decision-watcher.js';
+import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.js';
+import type { SharedApproval } from './shared-approval.js';
 import type { SessionInfo } from './session.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
@@ -39,13 +46,35 @@ type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_a
 /** The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
+  const now = deps.now ?? Date.now;
   const sessions = createLiveSessions(deps);
-  const pending = createPendingApprovals({
-    perSession: config.pending_approvals.per_session,
-    perSessionBytes: config.pending_approvals.per_session_bytes,
-    total: config.pending_approvals.total,
-    totalBytes: config.pending_approvals.total_bytes,
+  /** Console approvals waiting here whose view was shared with the other replicas' consoles (shared log). */
+  const shared = new Set<string>();
+  const decidedListeners = new Set<DecidedElsewhere>();
+  const watcher = createDecisionWatcher({
+    audit: deps.audit,
+    everyMs: deps.decisionPollMs ?? 300,
+    log,
+    onDecision: (ev) => takeDecision(ev),
   });
+  /** The call no longer waits for a decision: its shared view goes, and nobody looks for its decision any more. */
+  const settleShared = (callId: string) => {
+    if (!shared.delete(callId)) return;
+    watcher.unwatch(callId);
+    void deps
+      .audit()
+      .then((a) => a.pendingViews?.drop(callId))
+      .catch((err: unknown) => log.warn({ err, callId }, 'could not remove a shared approval'));
+  };
+  const pending = createPendingApprovals(
+    {
+      perSession: config.pending_approvals.per_session,
+      perSessionBytes: config.pending_approvals.per_session_bytes,
+      total: config.pending_approvals.total,
+      totalBytes: config.pending_approvals.total_bytes,
+    },
+    settleShared,
+  );
   const envs = createEnvResolver({
     config: config.dependencies,
     envsDir: deps.envsDir ?? join(dirname(deps.runsDir), 'envs'),
@@ -234,7 +263,106 @@ export function createRunner(deps: RunnerDeps): Runner {
     timer.unref();
     pending.add(callId, { call, session: s, timer, channel: ctx.channel });
     const view = approvalView(call, config, deps.runsDir, callId);
+    if (ctx.channel === 'console') share(audit, s, callId, key, view);
     return { kind: 'ask', callId, form: approvalRequest(view), view };
+  };
+
+  /**
+   * With a shared log and the replicas' shared secret: a console approval waiting here is shown (sealed) to the
+   * consoles of the other replicas, and this process looks for a decision recorded there while it waits.
+   */
+  const share = (audit: CallLog, s: LiveSession, callId: string, approvalKey: string, view: ApprovalView) => {
+    const board = audit.pendingViews;
+    if (board === undefined || audit.decisionsOf === undefined) return;
+    shared.add(callId);
+    watcher.watch(callId);
+    const body: SharedApproval = {
+      callId,
+      sessionId: s.auditId,
+      approvalKey,
+      askedAt: now(),
+      ...(s.info.caller === undefined
+        ? {}
+        : { caller: { issuer: s.info.caller.issuer, subject: s.info.caller.subject } }),
+      view,
+    };
+    board.share({ callId, sessionId: s.auditId, ttlMs: config.approval.timeout_ms, body }).then(
+      // Decided or closed while it was being shared: the view goes again.
+      () => void (shared.has(callId) ? undefined : board.drop(callId).catch(() => undefined)),
+      (err: unknown) =>
+        log.warn({ err, callId }, 'could not share a waiting approval with the other replicas'),
+    );
+  };
+
+  const approving = (decision: string) => decision === 'approved' || decision === 'approved_for_session';
+
+  /**
+   * A decision another server process recorded (its approval console) for a console approval waiting here. An
+   * approval is kept, as one made in this console while no request waited: the waiting request (or the retry)
+   * runs the call, without recording the decision again. A refusal was recorded with the call's end: the call is
+   * closed here with that refusal ("deny and stop" also closes the session's other approvals here).
+   */
+  const adopt = async (
+    p: Pending,
+    callId: string,
+    d: ApprovalDecidedPayload,
+  ): Promise<CallResult | undefined> => {
+    const audit = await deps.audit();
+    const s = p.session;
+    const synced = () =>
+      syncGate(audit, s).catch((err: unknown) => log.warn({ err }, 'could not read other replicas’ stops'));
+    if (approving(d.decision)) {
+      p.approved = true;
+      settleShared(callId);
+      await synced();
+      for (const l of decidedListeners) l(callId, { decision: d.decision });
+      return undefined;
+    }
+    pending.take(callId);
+    await synced();
+    if (d.decision === 'abort') await stopSession(audit, s);
+    // A session closed elsewhere (lease expired) also denies its approvals: not a person's refusal.
+    const result = isDecisionReason(d.reason)
+      ? refused('denied', refusalMessage(d.reason, refusalContext(p.call)), 'APPROVAL_DENIED', callId)
+      : notPending();
+    for (const l of decidedListeners) l(callId, { decision: d.decision, result });
+    return result;
+  };
+
+  /** From the watcher: news only for a console approval still waiting here that this process is not deciding. */
+  const takeDecision = async (ev: AuditEvent<'approval_decided'>) => {
+    const callId = ev.callId ?? '';
+    const p = pending.get(callId);
+    if (p === undefined || p.approved === true) return watcher.unwatch(callId);
+    if (p.recording === true || p.channel !== 'console') return;
+    await adopt(p, callId, ev.payload);
+  };
+
+  /**
+   * This process's own decision for a console approval lost the claim: another one was recorded first (another
+   * replica's console). Taken out of `pending` already; that decision holds: a refusal (written with the call's end)
+   * is handed out; an approval runs the call for the request held here, or with none, ends it unrun (too late).
+   */
+  const lostClaim = async (
+    p: Pending,
+    callId: string,
+    ctx: CallContext,
+    held: boolean,
+  ): Promise<CallResult> => {
+    const audit = await deps.audit();
+    const d = (await audit.decisionsOf?.([callId]))?.[0]?.payload;
+    if (d === undefined) return notPending();
+    if (!approving(d.decision)) {
+      const r = await adopt(p, callId, d);
+      return r ?? notPending();
+    }
+    await syncGate(audit, p.session).catch((err: unknown) =>
+      log.warn({ err }, 'could not read other replicas’ stops'),
+    );
+    if (held) return run(audit, p.session, p.call, callId, ctx);
+    await audit.append(finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
+    const text = `${p.call.skill.name}/${p.call.script} was approved in another server process's console after it had been closed here; it was not run.`;
+    return refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId);
   };
 
   /** Applies an answer (or its absence) to a pending approval. Takes it out of `pending` first: never runs twice. */
@@ -243,6 +371,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     outcome: ApprovalOutcome,
     channel: ApprovalChannel,
     ctx: CallContext,
+    held = false,
   ): Promise<CallResult> => {
     const p = pending.take(callId);
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
@@ -260,19 +389,25 @@ export function createRunner(deps: RunnerDeps): Runner {
       try {
         await commit(audit, s, d.events, d.apply);
       } catch (e) {
-        // With a shared log, a retry on another replica may have decided it first.
-        if (decidedElsewhere(e)) return notPending();
+        // With a shared log, a retry on another replica (or its console) may have decided it first.
+        if (isDecidedElsewhere(e))
+          return p.channel === 'console' ? lostClaim(p, callId, ctx, held) : notPending();
         if (isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, s.auditId, callId, call);
         throw e;
       }
       return run(audit, s, call, callId, ctx);
     }
-    await commit(
-      audit,
-      s,
-      [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
-      d.apply,
-    );
+    try {
+      await commit(
+        audit,
+        s,
+        [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+        d.apply,
+      );
+    } catch (e) {
+      if (isDecidedElsewhere(e) && p.channel === 'console') return lostClaim(p, callId, ctx, held);
+      throw e;
+    }
     if (o.decision === 'abort') await stopSession(audit, s);
     return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
   };
@@ -353,11 +488,6 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
-  /** The log refused a decision because the call was decided or closed meanwhile (by another server process). */
-  const decidedElsewhere = (e: unknown) =>
-    isSkillsError(e) &&
-    e.code === 'AUDIT_FAILED' &&
-    /already decided|terminal event|session has ended/.test(e.message);
   const notPending = () =>
     refused(
       'denied',
@@ -425,7 +555,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       await commit(audit, s, events, d.apply);
     } catch (e) {
       // Decided meanwhile (another retry, another replica, the asking one's timeout): this one is not the claim.
-      if (decidedElsewhere(e)) return notPending();
+      if (isDecidedElsewhere(e)) return notPending();
       if (approved && isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, sp.sessionId, callId, call);
       throw e;
     }
@@ -454,7 +584,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       pending.take(callId);
       return deps.audit().then((audit) => run(audit, p.session, p.call, callId, ctx));
     }
-    return decide(callId, interpretAnswer(answer), ctx.channel, ctx);
+    return decide(callId, interpretAnswer(answer), ctx.channel, ctx, true);
   };
 
   const recordAnswer = async (
@@ -483,12 +613,21 @@ export function createRunner(deps: RunnerDeps): Runner {
       );
       // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
       p.recording = true;
+      const audit = await deps.audit();
       try {
-        await commit(await deps.audit(), p.session, d.events, d.apply);
-      } finally {
+        await commit(audit, p.session, d.events, d.apply);
+      } catch (e) {
         delete p.recording;
+        if (!isDecidedElsewhere(e) || p.channel !== 'console') throw e;
+        // Another replica's console decided first: its decision holds.
+        const won = (await audit.decisionsOf?.([callId]))?.[0]?.payload;
+        if (won === undefined) throw e;
+        const r = await adopt(p, callId, won);
+        return r === undefined ? { kind: 'approved' } : { kind: 'closed', result: r };
       }
+      delete p.recording;
       p.approved = true;
+      settleShared(callId);
       return { kind: 'approved' };
     }
     return { kind: 'closed', result: await decide(callId, outcome, channel, { canAsk: false, channel }) };
@@ -512,6 +651,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const close = (): Promise<void> => {
     pending.closeAll();
+    watcher.close();
     return Promise.resolve();
   };
 
@@ -550,6 +690,12 @@ export function createRunner(deps: RunnerDeps): Runner {
       forgetIfEnded(info, () => resume(callId, info, answer, ctx, retry)),
     recordAnswer,
     onPendingClosed: pending.onClosed,
+    recordSharedAnswer: async (callId, seen, answer) =>
+      recordSharedAnswer(await deps.audit(), config, callId, seen, answer),
+    onDecidedElsewhere(listener) {
+      decidedListeners.add(listener);
+      return () => void decidedListeners.delete(listener);
+    },
     recordReadOnly: readOnly.record,
     artifact,
     endSession,
