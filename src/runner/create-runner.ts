@@ -32,13 +32,9 @@ import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
 import { isSameRequest } from './same-request.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
-import type { Begin, CallContext, DecidedElsewhere, Recorded, Runner, RunnerDeps } from './runner-types.js';
-import type { ApprovalDecidedPayload } from '../audit/payload-schemas.js';
-import type { AuditEvent } from '../audit/types.js';
-import type { ApprovalView } from '../gate/index.js';
-import { createDecisionWatcher } from './decision-watcher.js';
+import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.js';
-import type { SharedApproval } from './shared-approval.js';
+import { createSharedConsoleApprovals } from './shared-console-approvals.js';
 import type { SessionInfo } from './session.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
@@ -46,26 +42,7 @@ type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_a
 /** The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
-  const now = deps.now ?? Date.now;
   const sessions = createLiveSessions(deps);
-  /** Console approvals waiting here whose view was shared with the other replicas' consoles (shared log). */
-  const shared = new Set<string>();
-  const decidedListeners = new Set<DecidedElsewhere>();
-  const watcher = createDecisionWatcher({
-    audit: deps.audit,
-    everyMs: deps.decisionPollMs ?? 300,
-    log,
-    onDecision: (ev) => takeDecision(ev),
-  });
-  /** The call no longer waits for a decision: its shared view goes, and nobody looks for its decision any more. */
-  const settleShared = (callId: string) => {
-    if (!shared.delete(callId)) return;
-    watcher.unwatch(callId);
-    void deps
-      .audit()
-      .then((a) => a.pendingViews?.drop(callId))
-      .catch((err: unknown) => log.warn({ err, callId }, 'could not remove a shared approval'));
-  };
   const pending = createPendingApprovals(
     {
       perSession: config.pending_approvals.per_session,
@@ -73,7 +50,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       total: config.pending_approvals.total,
       totalBytes: config.pending_approvals.total_bytes,
     },
-    settleShared,
+    (callId) => shared.settle(callId),
   );
   const envs = createEnvResolver({
     config: config.dependencies,
@@ -263,107 +240,13 @@ export function createRunner(deps: RunnerDeps): Runner {
     timer.unref();
     pending.add(callId, { call, session: s, timer, channel: ctx.channel });
     const view = approvalView(call, config, deps.runsDir, callId);
-    if (ctx.channel === 'console') share(audit, s, callId, key, view);
+    if (ctx.channel === 'console') shared.share(audit, s, callId, key, view);
     return { kind: 'ask', callId, form: approvalRequest(view), view };
   };
 
-  /**
-   * With a shared log and the replicas' shared secret: a console approval waiting here is shown (sealed) to the
-   * consoles of the other replicas, and this process looks for a decision recorded there while it waits.
-   */
-  const share = (audit: CallLog, s: LiveSession, callId: string, approvalKey: string, view: ApprovalView) => {
-    const board = audit.pendingViews;
-    if (board === undefined || audit.decisionsOf === undefined) return;
-    shared.add(callId);
-    watcher.watch(callId);
-    const body: SharedApproval = {
-      callId,
-      sessionId: s.auditId,
-      approvalKey,
-      askedAt: now(),
-      ...(s.info.caller === undefined
-        ? {}
-        : { caller: { issuer: s.info.caller.issuer, subject: s.info.caller.subject } }),
-      view,
-    };
-    board.share({ callId, sessionId: s.auditId, ttlMs: config.approval.timeout_ms, body }).then(
-      // Decided or closed while it was being shared: the view goes again.
-      () => void (shared.has(callId) ? undefined : board.drop(callId).catch(() => undefined)),
-      (err: unknown) =>
-        log.warn({ err, callId }, 'could not share a waiting approval with the other replicas'),
-    );
-  };
-
-  const approving = (decision: string) => decision === 'approved' || decision === 'approved_for_session';
-
-  /**
-   * A decision another server process recorded (its approval console) for a console approval waiting here. An
-   * approval is kept, as one made in this console while no request waited: the waiting request (or the retry)
-   * runs the call, without recording the decision again. A refusal was recorded with the call's end: the call is
-   * closed here with that refusal ("deny and stop" also closes the session's other approvals here).
-   */
-  const adopt = async (
-    p: Pending,
-    callId: string,
-    d: ApprovalDecidedPayload,
-  ): Promise<CallResult | undefined> => {
-    const audit = await deps.audit();
-    const s = p.session;
-    const synced = () =>
-      syncGate(audit, s).catch((err: unknown) => log.warn({ err }, 'could not read other replicas’ stops'));
-    if (approving(d.decision)) {
-      p.approved = true;
-      settleShared(callId);
-      await synced();
-      for (const l of decidedListeners) l(callId, { decision: d.decision });
-      return undefined;
-    }
-    pending.take(callId);
-    await synced();
-    if (d.decision === 'abort') await stopSession(audit, s);
-    // A session closed elsewhere (lease expired) also denies its approvals: not a person's refusal.
-    const result = isDecisionReason(d.reason)
-      ? refused('denied', refusalMessage(d.reason, refusalContext(p.call)), 'APPROVAL_DENIED', callId)
-      : notPending();
-    for (const l of decidedListeners) l(callId, { decision: d.decision, result });
-    return result;
-  };
-
-  /** From the watcher: news only for a console approval still waiting here that this process is not deciding. */
-  const takeDecision = async (ev: AuditEvent<'approval_decided'>) => {
-    const callId = ev.callId ?? '';
-    const p = pending.get(callId);
-    if (p === undefined || p.approved === true) return watcher.unwatch(callId);
-    if (p.recording === true || p.channel !== 'console') return;
-    await adopt(p, callId, ev.payload);
-  };
-
-  /**
-   * This process's own decision for a console approval lost the claim: another one was recorded first (another
-   * replica's console). Taken out of `pending` already; that decision holds: a refusal (written with the call's end)
-   * is handed out; an approval runs the call for the request held here, or with none, ends it unrun (too late).
-   */
-  const lostClaim = async (
-    p: Pending,
-    callId: string,
-    ctx: CallContext,
-    held: boolean,
-  ): Promise<CallResult> => {
-    const audit = await deps.audit();
-    const d = (await audit.decisionsOf?.([callId]))?.[0]?.payload;
-    if (d === undefined) return notPending();
-    if (!approving(d.decision)) {
-      const r = await adopt(p, callId, d);
-      return r ?? notPending();
-    }
-    await syncGate(audit, p.session).catch((err: unknown) =>
-      log.warn({ err }, 'could not read other replicas’ stops'),
-    );
-    if (held) return run(audit, p.session, p.call, callId, ctx);
-    await audit.append(finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }));
-    const text = `${p.call.skill.name}/${p.call.script} was approved in another server process's console after it had been closed here; it was not run.`;
-    return refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId);
-  };
+  /** A log shared by replicas refused this process's decision for a console approval: another console decided it. */
+  const lostToConsole = (audit: CallLog, p: Pending, e: unknown) =>
+    p.channel === 'console' && audit.decisionsOf !== undefined && isDecidedElsewhere(e);
 
   /** Applies an answer (or its absence) to a pending approval. Takes it out of `pending` first: never runs twice. */
   const decide = async (
@@ -390,8 +273,8 @@ export function createRunner(deps: RunnerDeps): Runner {
         await commit(audit, s, d.events, d.apply);
       } catch (e) {
         // With a shared log, a retry on another replica (or its console) may have decided it first.
-        if (isDecidedElsewhere(e))
-          return p.channel === 'console' ? lostClaim(p, callId, ctx, held) : notPending();
+        if (lostToConsole(audit, p, e)) return shared.lostClaim(p, callId, ctx, held);
+        if (isDecidedElsewhere(e)) return notPending();
         if (isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, s.auditId, callId, call);
         throw e;
       }
@@ -405,7 +288,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         d.apply,
       );
     } catch (e) {
-      if (isDecidedElsewhere(e) && p.channel === 'console') return lostClaim(p, callId, ctx, held);
+      if (lostToConsole(audit, p, e)) return shared.lostClaim(p, callId, ctx, held);
       throw e;
     }
     if (o.decision === 'abort') await stopSession(audit, s);
@@ -459,6 +342,23 @@ export function createRunner(deps: RunnerDeps): Runner {
       pending.notifyClosed(id, refused('denied', text, 'APPROVAL_DENIED', id));
     }
   };
+
+  const shared = createSharedConsoleApprovals({
+    audit: deps.audit,
+    config,
+    log,
+    now: deps.now ?? Date.now,
+    pollMs: deps.decisionPollMs ?? 300,
+    pending: () => pending,
+    syncGate: (audit, s) => syncGate(audit, s),
+    stopSession: (audit, s) => stopSession(audit, s),
+    run: (audit, s, call, callId, ctx) => run(audit, s, call, callId, ctx),
+    // A session closed elsewhere (lease expired) also denies its approvals: not a person's refusal.
+    refusal: (p, callId, reason) =>
+      isDecisionReason(reason)
+        ? refused('denied', refusalMessage(reason, refusalContext(p.call)), 'APPROVAL_DENIED', callId)
+        : notPending(),
+  });
 
   const expire = async (callId: string) => {
     const p = pending.get(callId);
@@ -611,23 +511,22 @@ export function createRunner(deps: RunnerDeps): Runner {
         channel,
         p.session.caller,
       );
+      const audit = await deps.audit();
       // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
       p.recording = true;
-      const audit = await deps.audit();
       try {
         await commit(audit, p.session, d.events, d.apply);
       } catch (e) {
         delete p.recording;
-        if (!isDecidedElsewhere(e) || p.channel !== 'console') throw e;
+        if (!lostToConsole(audit, p, e)) throw e;
         // Another replica's console decided first: its decision holds.
-        const won = (await audit.decisionsOf?.([callId]))?.[0]?.payload;
+        const won = await shared.lostRecord(p, callId);
         if (won === undefined) throw e;
-        const r = await adopt(p, callId, won);
-        return r === undefined ? { kind: 'approved' } : { kind: 'closed', result: r };
+        return won;
       }
       delete p.recording;
       p.approved = true;
-      settleShared(callId);
+      shared.settle(callId);
       return { kind: 'approved' };
     }
     return { kind: 'closed', result: await decide(callId, outcome, channel, { canAsk: false, channel }) };
@@ -651,7 +550,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const close = (): Promise<void> => {
     pending.closeAll();
-    watcher.close();
+    shared.close();
     return Promise.resolve();
   };
 
@@ -692,10 +591,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     onPendingClosed: pending.onClosed,
     recordSharedAnswer: async (callId, seen, answer) =>
       recordSharedAnswer(await deps.audit(), config, callId, seen, answer),
-    onDecidedElsewhere(listener) {
-      decidedListeners.add(listener);
-      return () => void decidedListeners.delete(listener);
-    },
+    onDecidedElsewhere: (listener) => shared.onDecidedElsewhere(listener),
     recordReadOnly: readOnly.record,
     artifact,
     endSession,

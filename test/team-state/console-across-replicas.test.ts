@@ -16,7 +16,7 @@ const CONSOLE = (o: { waitMs: number; timeoutMs: number }) =>
   `  console_wait_ms: ${o.waitMs}\n  timeout_ms: ${o.timeoutMs}\n`;
 
 let team: Team;
-let urls: Record<'a' | 'b' | 'c', string>;
+let urls: Record<'a' | 'b' | 'c' | 'd', string>;
 const clients: Client[] = [];
 
 /** A 2025-era MCP client that declares no elicitation: its approvals go to the server's console. */
@@ -73,17 +73,32 @@ const linkOnA = (base: string, callId: string) =>
     return undefined;
   });
 
+/** How many shared views of `callId` the database holds. */
+const viewRows = (callId: string) =>
+  team.pg.superuser(team.db.database, async (c) =>
+    Number(
+      (
+        await c.query<{ n: string }>(
+          'SELECT count(*) AS n FROM skills_mcp.pending_views WHERE call_id = $1',
+          [callId],
+        )
+      ).rows[0]?.n,
+    ),
+  );
+
 const ofCall = (ev: ExportedEvent[], callId: string) => ev.filter((e) => e.call_id === callId);
 
 beforeAll(async () => {
   team = await startTeam(CONSOLE({ waitMs: 30_000, timeoutMs: 120_000 }));
-  const [a, b, c] = await Promise.all([
+  const [a, b, c, d] = await Promise.all([
     team.start('a'),
     team.start('b'),
     // C gives up on an approval after 3 s: a decision made on A after that finds the call closed.
     team.start('c', undefined, { config: CONSOLE({ waitMs: 1_000, timeoutMs: 3_000 }) }),
+    // D holds a tool call 1 s, then answers "pending"; the approval itself waits a minute.
+    team.start('d', undefined, { config: CONSOLE({ waitMs: 1_000, timeoutMs: 60_000 }) }),
   ]);
-  urls = { a: a.url, b: b.url, c: c.url };
+  urls = { a: a.url, b: b.url, c: c.url, d: d.url };
 }, 90_000);
 afterAll(async () => {
   for (const c of clients) await c.close().catch(() => undefined);
@@ -125,6 +140,8 @@ describe("replica A's approval console decides a call waiting on replica B (one 
       channel: 'console',
       approver: { kind: 'console' },
     });
+    // Decided: the view B shared is gone from the database.
+    await waitFor('the shared view to go', async () => ((await viewRows(callId)) === 0 ? true : undefined));
     // A's page says what became of it; B's own console shows it decided elsewhere.
     expect((await rawRequest(link)).body).toContain('it runs on the server process that holds the call');
     expect((await rawRequest(consoleOf('b'))).body).toContain('Approve once in another server’s console');
@@ -180,6 +197,26 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     ).toBe(false);
   });
 
+  it('runs the call on the retry after "pending" when A approved it while no request waited on D', async () => {
+    const client = await formlessClient(urls.d);
+    const first = await echo(client, 'approved between calls');
+    expect(first.isError).toBe(true);
+    expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+    const callId = await askedCall();
+    expect((await postDecision(await linkOnA(consoleOf('a'), callId), 'approved')).status).toBe(303);
+    // The retry continues the same call (each waits 1 s for the decision to reach D, then answers "pending").
+    const r = await waitFor('the retry to run the call', async () => {
+      const retry = await echo(client, 'approved between calls');
+      return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
+    });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(r._meta?.['skills-mcp/call_id']).toBe(callId);
+    expect(r.structuredContent).toEqual({ echo: { text: 'approved between calls' }, ok: true });
+    const ev = ofCall(await team.events(), callId);
+    expect(ev.filter((e) => e.type === 'approval_decided')).toHaveLength(1);
+    expect(ev.filter((e) => e.type === 'tool_call_started')).toHaveLength(1);
+  });
+
   it('runs nothing when A approves a call that C has meanwhile closed (its approval timed out)', async () => {
     const client = await formlessClient(urls.c);
     const result = echo(client, 'too late');
@@ -209,7 +246,7 @@ describe("replica A's approval console decides a call waiting on replica B (one 
 
   it('lets no request without the console secret, origin and token decide, and keeps the values out of PostgreSQL', async () => {
     const client = await formlessClient(urls.b);
-    const result = echo(client, 'secret-looking value 7f3a');
+    const result = echo(client, 'secret-looking value quartz-zebra');
     const callId = await askedCall();
     const base = consoleOf('a');
     const link = await linkOnA(base, callId);
@@ -232,7 +269,7 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     // A GET of the link (what a fetch tool does) never decides; nor does the model calling the tool again.
     await rawRequest(link);
     const other = await formlessClient(urls.a);
-    const elsewhere = echo(other, 'secret-looking value 7f3a');
+    const elsewhere = echo(other, 'secret-looking value quartz-zebra');
     await askedCall();
     expect(ofCall(await team.events(), callId).some((e) => e.type === 'approval_decided')).toBe(false);
 
@@ -247,7 +284,7 @@ describe("replica A's approval console decides a call waiting on replica B (one 
       return rows.rows[0]?.t ?? '';
     });
     expect(dump).toContain(callId);
-    expect(dump).not.toContain('7f3a');
+    expect(dump).not.toContain('quartz-zebra');
     // The server's role may read, add and remove views, never change one; the audit events stay INSERT-only.
     const asWriter = await team.pg.superuser(team.db.database, async (c) => {
       await c.query(`SET ROLE ${team.db.writer.user}`);
@@ -272,7 +309,7 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     for (const s of team.servers) {
       expect(s.stderr()).not.toContain(secretA);
       expect(s.stderr()).not.toContain(secretB);
-      expect(s.stderr()).not.toContain('7f3a');
+      expect(s.stderr()).not.toContain('quartz-zebra');
     }
     expect(JSON.stringify(r)).not.toContain(secretA);
     await other.close();
