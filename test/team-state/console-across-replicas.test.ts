@@ -19,11 +19,14 @@ let team: Team;
 let urls: Record<'a' | 'b' | 'c' | 'd', string>;
 const clients: Client[] = [];
 
-/** A 2025-era MCP client that declares no elicitation: its approvals go to the server's console. */
-async function formlessClient(url: string): Promise<Client> {
+/**
+ * An MCP client that declares no elicitation: its approvals go to the server's console. 2025-era by default (a
+ * session of its own on that replica); `auto`: 2026-07-28, whose session is the token's principal on every replica.
+ */
+async function formlessClient(url: string, era: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
   const client = new Client(
     { name: 'formless', version: '1.0.0' },
-    { capabilities: {}, versionNegotiation: { mode: 'legacy' } },
+    { capabilities: {}, versionNegotiation: { mode: era } },
   );
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), {
@@ -314,5 +317,23 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     expect(JSON.stringify(r)).not.toContain(secretA);
     await other.close();
     await elsewhere.catch(() => undefined);
+  });
+
+  // Last: it stops the static token's principal everywhere.
+  it('stops the principal on every replica with "deny and stop" from A for its call waiting on B', async () => {
+    const onB = await formlessClient(urls.b, 'auto');
+    const result = echo(onB, 'stop the principal');
+    const callId = await askedCall();
+    expect((await postDecision(await linkOnA(consoleOf('a'), callId), 'abort')).status).toBe(303);
+    const r = await result;
+    expect(r.isError).toBe(true);
+    const before = (await team.events()).length;
+    for (const url of [urls.a, urls.d]) {
+      const later = await echo(await formlessClient(url, 'auto'), 'after the stop, elsewhere');
+      expect(later.isError).toBe(true);
+      expect(textOf(later)).toContain('The user stopped all skill runs in this session.');
+    }
+    const after = (await team.events()).slice(before);
+    expect(after.some((e) => e.type === 'approval_requested' || e.type === 'tool_call_started')).toBe(false);
   });
 });
