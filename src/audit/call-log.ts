@@ -25,6 +25,36 @@ export interface SharedPending {
   approvalKey: string;
   inputSha256: string;
   bundleSha256: string | null;
+  /** Who was asked (`approval_requested.channel`): the client's form, the approval console, the terminal. */
+  channel: string;
+}
+
+/** A console approval waiting on another server process, as it shared it. */
+export interface SharedView {
+  callId: string;
+  /** The audit session the call belongs to. */
+  sessionId: string;
+  /** The server process that holds the call (and runs it once approved). */
+  host: string;
+  pid: number;
+  /** What it sealed, opened: authenticated, but still to be validated by the reader. */
+  body: unknown;
+}
+
+/**
+ * What the consoles of server processes sharing one log show each other: each shares the view of its own waiting
+ * console approvals (sealed: the database never holds their values in the clear) and reads the others'.
+ */
+export interface PendingViewBoard {
+  /** Shares `body` for `callId` until `ttlMs` from now (the database's clock). */
+  share(v: { callId: string; sessionId: string; ttlMs: number; body: unknown }): Promise<void>;
+  /**
+   * The views other processes shared of calls still waiting (not expired, not decided or closed, session not
+   * ended), at most `limit`, those expiring first first. A row that does not open under this process's key is skipped.
+   */
+  others(limit: number): Promise<SharedView[]>;
+  /** Removes the view of a call (decided, closed, or its session ended). */
+  drop(callId: string): Promise<void>;
 }
 
 /**
@@ -63,6 +93,10 @@ export interface CallLog {
    * principal on every replica, this one's included); of ended sessions only stops. In commit order.
    */
   gateEventsOf?(sessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  /** Only in a shared log: the `approval_decided` events of these calls, in commit order. */
+  decisionsOf?(callIds: readonly string[]): Promise<AuditEvent<'approval_decided'>[]>;
+  /** Only in a shared log whose replicas share a secret (`http.state_key_file`): see {@link PendingViewBoard}. */
+  pendingViews?: PendingViewBoard;
   /**
    * Only in a shared log: whether this process's lease is fresh (renewed within the lease less a margin). A run is
    * handed to the sandbox only while it is: past the lease a peer may have recorded the call interrupted.

@@ -50,7 +50,7 @@ export const resolveBundlesDir = (config: Config, auditPath: string): string =>
   join(config.data_dir ?? dirname(auditPath), 'bundles');
 
 /**
- * For the commands that need the audit log as a local SQLite file (runs, bundles, deps, console): when the
+ * For the commands that need the audit log as a local SQLite file (runs, bundles, deps): when the
  * configured log is a PostgreSQL URL, prints why not (a `path: message` line) and returns true (exit 2). They never
  * fall back to a SQLite file on their own.
  */

@@ -46,6 +46,11 @@ export function createServices(
   io: CliIo,
   catalog: () => Catalog,
   version: string,
+  /**
+   * Seals the views of console approvals waiting here for the consoles of the other replicas (with a PostgreSQL log;
+   * derived from the replicas' shared secret, `pendingViewKey`). Without it they are not shared.
+   */
+  viewKey?: Uint8Array,
 ): Services {
   const target = resolveAuditPath(config, io);
   const auditPath = resolveLocalBase(config, io);
@@ -88,7 +93,13 @@ export function createServices(
   const openPostgres = () =>
     import('../audit/postgres/open-pg-call-log.js').then(({ openPgCallLog }) => {
       const { heartbeat_ms: heartbeatMs, lease_ms: leaseMs } = config.audit_lease;
-      const store = openPgCallLog({ url: target, env: io.env, log, lease: { heartbeatMs, leaseMs } });
+      const store = openPgCallLog({
+        url: target,
+        env: io.env,
+        log,
+        lease: { heartbeatMs, leaseMs },
+        ...(viewKey === undefined ? {} : { viewKey }),
+      });
       closeAudit = () => store.close();
       void store.verifyInBackground();
       // A replica that serves no call yet still renews its lease and closes the sessions of dead peers.

@@ -158,6 +158,6 @@ read-only into the skill's runs. pip and npm use the operator's own settings (in
   console: `Usage: skills-mcp console [--audit PATH] [--config FILE]
 
 Prints the approval console link of each running server that uses this state folder (the folder of the audit
-log). The link is the credential that approves runs: it is never sent to the MCP client, logged, or put on a
+log; with a PostgreSQL --audit, the default state folder). The link is the credential that approves runs: it is never sent to the MCP client, logged, or put on a
 command line. Open it in your browser; do not paste it into a chat.`,
 };

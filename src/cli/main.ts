@@ -2,6 +2,7 @@ import {
   resolveAnchorPaths,
   resolveAuditPath,
   resolveBundlesDir,
+  resolveLocalBase,
   resolveRunsDir,
   refusePostgresAudit,
   takeGlobalFlags,
@@ -74,9 +75,9 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { rest: consoleArgs, audit, config } = takeGlobalFlags(rest);
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
-        if (refusePostgresAudit(loaded.config, io, 'console')) return 2;
+        // The links are in the local state folder, also with a PostgreSQL log (which this never opens).
         const { runConsoleLink } = await import('./console-link.js');
-        return runConsoleLink(consoleArgs, io, { auditPath: resolveAuditPath(loaded.config, io) });
+        return runConsoleLink(consoleArgs, io, { auditPath: resolveLocalBase(loaded.config, io) });
       }
       case 'run': {
         const { runRun } = await import('./run.js');

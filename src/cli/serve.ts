@@ -8,6 +8,7 @@ import { startConsoleIfEnabled } from './approval-console.js';
 import { createServices } from './create-services.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
+import { pendingViewKey } from '../audit/postgres/pending-view-key.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
@@ -134,7 +135,13 @@ async function serve(
   log.info({ count: catalog.skills.length, roots: config.skills, config: loaded.file }, 'skills loaded');
 
   const version = packageVersion();
-  const services = createServices(config, log, io, () => catalog, version);
+  // With a PostgreSQL log, the consoles of the replicas show each other their waiting approvals, sealed with a key
+  // derived from the same shared secret.
+  const viewKey =
+    stateSecret !== undefined && config.audit !== undefined && isPostgresUrl(config.audit)
+      ? pendingViewKey(stateSecret)
+      : undefined;
+  const services = createServices(config, log, io, () => catalog, version, viewKey);
   const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
   // The Skills extension's code loads only when it is on.
   const skillsExtension = config.skills_extension

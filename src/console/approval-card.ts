@@ -74,6 +74,14 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
       · session ${short(a.session.id, 8)} · call
       <a href="${callLink}">${a.callId.slice(0, 8)}</a>
     </dd>
+    ${
+      a.elsewhere === undefined
+        ? ''
+        : html`<dt>Waiting on</dt>
+            <dd>
+              another server process, <code>${shown(a.elsewhere, 120)}</code>: it runs the call once approved
+            </dd>`
+    }
   </dl>`;
 }
 
@@ -96,7 +104,7 @@ function status(a: ConsoleApproval): Html {
   const decided =
     a.decision === undefined
       ? html`No decision`
-      : html`${badge(DECISION_TITLES[a.decision], toneOf(a.decision))}${a.decidedAt === undefined ? '' : html` at ${formatTime(a.decidedAt)}`}`;
+      : html`${badge(DECISION_TITLES[a.decision], toneOf(a.decision))}${a.decidedElsewhere === true ? ' in another server’s console' : ''}${a.decidedAt === undefined ? '' : html` at ${formatTime(a.decidedAt)}`}`;
   return html`<p>${decided}${a.outcome === undefined ? '' : html` · ${a.outcome}`}</p>`;
 }
 

@@ -23,8 +23,12 @@ export interface ConsoleApproval {
   readonly requestKey: string;
   readonly view: ApprovalView;
   readonly askedAt: number;
+  /** Set when the call waits on another server process (its console shared it): which one, for the page. */
+  readonly elsewhere?: string;
   state: ApprovalState;
   decision?: ApprovalDecision;
+  /** Set when the decision was made in the console of another server process sharing the audit log. */
+  decidedElsewhere?: true;
   decidedAt?: number;
   /** What became of it, in words, for the page. */
   outcome?: string;
@@ -114,6 +118,30 @@ export function createApprovalQueue(deps: {
           : 'no decision in time; not run';
     a.state = 'done';
     waiters.get(a.id)?.({ kind: 'closed', result });
+  });
+
+  // Decided in the console of another server process sharing the log: as if decided here.
+  const unsubscribeElsewhere = runner.onDecidedElsewhere((callId, d) => {
+    const a = byCall.get(callId);
+    if (a === undefined || a.state !== 'pending') return;
+    a.decision = d.decision;
+    a.decidedAt = now();
+    a.decidedElsewhere = true;
+    const waiter = waiters.get(a.id);
+    if (d.result === undefined) {
+      if (waiter !== undefined) {
+        a.state = 'running';
+        waiter({ kind: 'answer', answer: accept(d.decision) });
+        return;
+      }
+      a.state = 'kept';
+      a.outcome = 'it runs when the tool is called again';
+      return;
+    }
+    a.state = 'done';
+    a.outcome = 'not run';
+    if (waiter !== undefined) waiter({ kind: 'closed', result: d.result });
+    else a.result = d.result;
   });
 
   const add: ApprovalQueue['add'] = (input) => {
@@ -233,6 +261,7 @@ export function createApprovalQueue(deps: {
 
   const close = () => {
     unsubscribe();
+    unsubscribeElsewhere();
     for (const w of [...waiters.values()]) w({ kind: 'closed', result: undefined });
     waiters.clear();
   };

@@ -19,7 +19,7 @@ function decided(list: ConsoleApproval[], base: string): Html {
         html`<li>
           <a href="${base}/approvals/${a.id}"><code>${shown(a.view.skill)} / ${shown(a.view.script)}</code></a
           >:
-          ${a.decision === undefined ? 'no decision' : DECISION_TITLES[a.decision]}${a.outcome === undefined ? '' : ` · ${a.outcome}`}
+          ${a.decision === undefined ? 'no decision' : DECISION_TITLES[a.decision]}${a.decidedElsewhere === true ? ' in another server’s console' : ''}${a.outcome === undefined ? '' : ` · ${a.outcome}`}
           <span class="muted">(asked ${formatTime(a.askedAt)})</span>
         </li>`,
     )}

@@ -2,7 +2,8 @@ import * as z from 'zod';
 import type { CallLog } from '../audit/call-log.js';
 import { APPROVAL_DECISIONS, type ApprovalView } from '../gate/index.js';
 import type { Logger } from '../log.js';
-import type { ApprovalQueue } from './approval-queue.js';
+import type { ApprovalQueue, ConsoleApproval } from './approval-queue.js';
+import type { SharedApprovals } from './shared-approvals.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from './assets.js';
 import { recentCalls } from './calls-view.js';
 import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';
@@ -27,6 +28,8 @@ export interface RouteDeps {
   /** `/<secret>`: the prefix of every link. */
   base: string;
   queue: ApprovalQueue;
+  /** Approvals waiting on the other server processes sharing the audit log. */
+  shared: SharedApprovals;
   audit: () => Promise<CallLog>;
   log: Logger;
   /** What a call still waiting for a decision asks about (its full input), from the runner. */
@@ -66,9 +69,15 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
     return { status: 200, type: 'text/javascript; charset=utf-8', body: CONSOLE_JS };
   if (req.path === '/icon.svg') return { status: 200, type: 'image/svg+xml', body: CONSOLE_ICON };
   deps.onPageView();
-  if (req.path === '/') return page(200, indexPage(base, queue.list(), await calls(deps)));
+  if (req.path === '/') return page(200, indexPage(base, await approvals(deps), await calls(deps)));
   if (parts[0] === 'approvals' && parts.length === 2) {
-    const a = ID.test(parts[1] ?? '') ? queue.get(parts[1]!) : undefined;
+    const id = ID.test(parts[1] ?? '') ? parts[1]! : undefined;
+    let a = id === undefined ? undefined : queue.get(id);
+    if (a === undefined && id !== undefined && deps.shared.get(id) !== undefined) {
+      // Waiting elsewhere: look again, so that the page shows it decided or closed there.
+      await deps.shared.list();
+      a = deps.shared.get(id);
+    }
     if (a === undefined) {
       return page(
         404,
@@ -80,13 +89,27 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
   if (parts[0] === 'calls' && parts.length === 2 && CALL_ID.test(parts[1] ?? '')) {
     try {
       const d = await (await deps.audit()).getCall(parts[1]!);
-      if (d !== undefined) return page(200, callPage(base, d, deps.pendingView(parts[1]!)));
+      if (d !== undefined) return page(200, callPage(base, d, await pendingView(parts[1]!, deps)));
     } catch (err) {
       deps.log.warn({ err }, 'approval console could not read the audit log');
     }
     return page(404, messagePage(base, 'Unknown call', 'No such call in the audit log.'));
   }
   return page(404, messagePage(base, 'Not found', 'There is no such page in the approval console.'));
+}
+
+/** What a call still waiting asks about: here, or (looked up again) on another server process. */
+async function pendingView(callId: string, deps: RouteDeps): Promise<ApprovalView | undefined> {
+  const here = deps.pendingView(callId);
+  if (here !== undefined) return here;
+  await deps.shared.list();
+  return deps.shared.view(callId);
+}
+
+/** This process's approvals and those waiting on other server processes, newest first. */
+async function approvals(deps: RouteDeps): Promise<ConsoleApproval[]> {
+  const elsewhere = await deps.shared.list();
+  return [...deps.queue.list(), ...elsewhere].sort((x, y) => y.askedAt - x.askedAt);
 }
 
 async function calls(deps: RouteDeps): Promise<CallsView> {
@@ -113,7 +136,10 @@ async function decide(id: string, req: RouteRequest, deps: RouteDeps): Promise<R
       messagePage(base, 'Not accepted', 'The form was incomplete. Reload the page and try again.'),
     );
   }
-  const result = await queue.decide(id, form.data.csrf, form.data.decision);
+  const result =
+    queue.get(id) === undefined && deps.shared.get(id) !== undefined
+      ? await deps.shared.decide(id, form.data.csrf, form.data.decision)
+      : await queue.decide(id, form.data.csrf, form.data.decision);
   switch (result) {
     case 'decided':
       deps.log.info({ approval: id, decision: form.data.decision }, 'console decision');

@@ -4,6 +4,7 @@ import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
 import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from './approval-queue.js';
 import { routeConsole } from './console-routes.js';
+import { createSharedApprovals } from './shared-approvals.js';
 import { startConsoleServer } from './console-server.js';
 
 /** The approval console: a local page where a person decides when the client cannot ask. */
@@ -41,6 +42,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
   const secret = randomBytes(32).toString('base64url');
   const base = `/${secret}`;
   const queue = createApprovalQueue({ runner: opts.runner, log, now });
+  const shared = createSharedApprovals({ runner: opts.runner, audit: opts.audit, log, now });
   let lastView = -Infinity;
   let lastOpen = -Infinity;
   const server = await startConsoleServer({
@@ -50,6 +52,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
       routeConsole(req, {
         base,
         queue,
+        shared,
         audit: opts.audit,
         log,
         pendingView: (callId) => opts.runner.pendingView(callId),

@@ -9,6 +9,7 @@ import {
   approvalRequest,
   createSkillPins,
   interpretAnswer,
+  isDecisionReason,
   noApproverMessage,
   refusalMessage,
   resolveGate,
@@ -21,7 +22,7 @@ import { createCallCaches } from './call-caches.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { createLiveSessions, type LiveSession } from './live-sessions.js';
-import { createPendingApprovals } from './pending-approvals.js';
+import { createPendingApprovals, type Pending } from './pending-approvals.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
 import { createReadOnlyRecords } from './read-only-records.js';
 import { recordInvalid } from './record-invalid.js';
@@ -32,6 +33,8 @@ import { isSameRequest } from './same-request.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
+import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.js';
+import { createSharedConsoleApprovals } from './shared-console-approvals.js';
 import type { SessionInfo } from './session.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
@@ -40,12 +43,15 @@ type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_a
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
   const sessions = createLiveSessions(deps);
-  const pending = createPendingApprovals({
-    perSession: config.pending_approvals.per_session,
-    perSessionBytes: config.pending_approvals.per_session_bytes,
-    total: config.pending_approvals.total,
-    totalBytes: config.pending_approvals.total_bytes,
-  });
+  const pending = createPendingApprovals(
+    {
+      perSession: config.pending_approvals.per_session,
+      perSessionBytes: config.pending_approvals.per_session_bytes,
+      total: config.pending_approvals.total,
+      totalBytes: config.pending_approvals.total_bytes,
+    },
+    (callId) => shared.settle(callId),
+  );
   const envs = createEnvResolver({
     config: config.dependencies,
     envsDir: deps.envsDir ?? join(dirname(deps.runsDir), 'envs'),
@@ -234,8 +240,13 @@ export function createRunner(deps: RunnerDeps): Runner {
     timer.unref();
     pending.add(callId, { call, session: s, timer, channel: ctx.channel });
     const view = approvalView(call, config, deps.runsDir, callId);
+    if (ctx.channel === 'console') shared.share(audit, s, callId, key, view);
     return { kind: 'ask', callId, form: approvalRequest(view), view };
   };
+
+  /** A log shared by replicas refused this process's decision for a console approval: another console decided it. */
+  const lostToConsole = (audit: CallLog, p: Pending, e: unknown) =>
+    p.channel === 'console' && audit.decisionsOf !== undefined && isDecidedElsewhere(e);
 
   /** Applies an answer (or its absence) to a pending approval. Takes it out of `pending` first: never runs twice. */
   const decide = async (
@@ -243,6 +254,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     outcome: ApprovalOutcome,
     channel: ApprovalChannel,
     ctx: CallContext,
+    held = false,
   ): Promise<CallResult> => {
     const p = pending.take(callId);
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
@@ -260,19 +272,25 @@ export function createRunner(deps: RunnerDeps): Runner {
       try {
         await commit(audit, s, d.events, d.apply);
       } catch (e) {
-        // With a shared log, a retry on another replica may have decided it first.
-        if (decidedElsewhere(e)) return notPending();
+        // With a shared log, a retry on another replica (or its console) may have decided it first.
+        if (lostToConsole(audit, p, e)) return shared.lostClaim(p, callId, ctx, held);
+        if (isDecidedElsewhere(e)) return notPending();
         if (isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, s.auditId, callId, call);
         throw e;
       }
       return run(audit, s, call, callId, ctx);
     }
-    await commit(
-      audit,
-      s,
-      [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
-      d.apply,
-    );
+    try {
+      await commit(
+        audit,
+        s,
+        [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
+        d.apply,
+      );
+    } catch (e) {
+      if (lostToConsole(audit, p, e)) return shared.lostClaim(p, callId, ctx, held);
+      throw e;
+    }
     if (o.decision === 'abort') await stopSession(audit, s);
     return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
   };
@@ -325,6 +343,23 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
+  const shared = createSharedConsoleApprovals({
+    audit: deps.audit,
+    config,
+    log,
+    now: deps.now ?? Date.now,
+    pollMs: deps.decisionPollMs ?? 300,
+    pending: () => pending,
+    syncGate: (audit, s) => syncGate(audit, s),
+    stopSession: (audit, s) => stopSession(audit, s),
+    run: (audit, s, call, callId, ctx) => run(audit, s, call, callId, ctx),
+    // A session closed elsewhere (lease expired) also denies its approvals: not a person's refusal.
+    refusal: (p, callId, reason) =>
+      isDecisionReason(reason)
+        ? refused('denied', refusalMessage(reason, refusalContext(p.call)), 'APPROVAL_DENIED', callId)
+        : notPending(),
+  });
+
   const expire = async (callId: string) => {
     const p = pending.get(callId);
     if (p === undefined) return;
@@ -353,11 +388,6 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
-  /** The log refused a decision because the call was decided or closed meanwhile (by another server process). */
-  const decidedElsewhere = (e: unknown) =>
-    isSkillsError(e) &&
-    e.code === 'AUDIT_FAILED' &&
-    /already decided|terminal event|session has ended/.test(e.message);
   const notPending = () =>
     refused(
       'denied',
@@ -425,7 +455,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       await commit(audit, s, events, d.apply);
     } catch (e) {
       // Decided meanwhile (another retry, another replica, the asking one's timeout): this one is not the claim.
-      if (decidedElsewhere(e)) return notPending();
+      if (isDecidedElsewhere(e)) return notPending();
       if (approved && isStoppedRefusal(e)) return stoppedMeanwhile(audit, s, sp.sessionId, callId, call);
       throw e;
     }
@@ -454,7 +484,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       pending.take(callId);
       return deps.audit().then((audit) => run(audit, p.session, p.call, callId, ctx));
     }
-    return decide(callId, interpretAnswer(answer), ctx.channel, ctx);
+    return decide(callId, interpretAnswer(answer), ctx.channel, ctx, true);
   };
 
   const recordAnswer = async (
@@ -481,14 +511,22 @@ export function createRunner(deps: RunnerDeps): Runner {
         channel,
         p.session.caller,
       );
+      const audit = await deps.audit();
       // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
       p.recording = true;
       try {
-        await commit(await deps.audit(), p.session, d.events, d.apply);
-      } finally {
+        await commit(audit, p.session, d.events, d.apply);
+      } catch (e) {
         delete p.recording;
+        if (!lostToConsole(audit, p, e)) throw e;
+        // Another replica's console decided first: its decision holds.
+        const won = await shared.lostRecord(p, callId);
+        if (won === undefined) throw e;
+        return won;
       }
+      delete p.recording;
       p.approved = true;
+      shared.settle(callId);
       return { kind: 'approved' };
     }
     return { kind: 'closed', result: await decide(callId, outcome, channel, { canAsk: false, channel }) };
@@ -512,6 +550,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const close = (): Promise<void> => {
     pending.closeAll();
+    shared.close();
     return Promise.resolve();
   };
 
@@ -550,6 +589,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       forgetIfEnded(info, () => resume(callId, info, answer, ctx, retry)),
     recordAnswer,
     onPendingClosed: pending.onClosed,
+    recordSharedAnswer: async (callId, seen, answer) =>
+      recordSharedAnswer(await deps.audit(), config, callId, seen, answer),
+    onDecidedElsewhere: (listener) => shared.onDecidedElsewhere(listener),
     recordReadOnly: readOnly.record,
     artifact,
     endSession,

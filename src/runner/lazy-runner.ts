@@ -16,6 +16,18 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
       loaded = r;
       return r;
     }));
+  /** Subscribes once the implementation is loaded (loading it); the unsubscribe works before that too. */
+  const subscribe = (on: (r: Runner) => () => void) => {
+    let off: (() => void) | undefined;
+    let cancelled = false;
+    void get().then((r) => {
+      if (!cancelled) off = on(r);
+    });
+    return () => {
+      cancelled = true;
+      off?.();
+    };
+  };
   return {
     entryInput(skill: Skill) {
       const entry = skill.files.find((f) => f.path === skill.entryPoint);
@@ -29,17 +41,10 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
       (await get()).resume(callId, session, answer, ctx, retry),
     recordAnswer: async (callId, session, answer, channel) =>
       (await get()).recordAnswer(callId, session, answer, channel),
-    onPendingClosed(listener) {
-      let off: (() => void) | undefined;
-      let cancelled = false;
-      void get().then((r) => {
-        if (!cancelled) off = r.onPendingClosed(listener);
-      });
-      return () => {
-        cancelled = true;
-        off?.();
-      };
-    },
+    onPendingClosed: (listener) => subscribe((r) => r.onPendingClosed(listener)),
+    recordSharedAnswer: async (callId, seen, answer) =>
+      (await get()).recordSharedAnswer(callId, seen, answer),
+    onDecidedElsewhere: (listener) => subscribe((r) => r.onDecidedElsewhere(listener)),
     recordReadOnly: (session, tool, skill, input, ok) =>
       void get().then((r) => r.recordReadOnly(session, tool, skill, input, ok)),
     pendingView: (callId) => loaded?.pendingView(callId),

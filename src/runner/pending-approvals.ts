@@ -36,7 +36,11 @@ export interface PendingApprovals {
   onClosed: (listener: ClosedListener) => () => void;
 }
 
-export function createPendingApprovals(limits: PendingLimits): PendingApprovals {
+/** `onTaken` hears of every call taken out, whoever took it. */
+export function createPendingApprovals(
+  limits: PendingLimits,
+  onTaken: (callId: string) => void = () => undefined,
+): PendingApprovals {
   const pending = new Budgeted<Pending>(limits);
   const listeners = new Set<ClosedListener>();
   const notifyClosed: ClosedListener = (callId, result) => {
@@ -47,6 +51,7 @@ export function createPendingApprovals(limits: PendingLimits): PendingApprovals 
     if (p === undefined) return undefined;
     pending.delete(callId);
     clearTimeout(p.timer);
+    onTaken(callId);
     return p;
   };
   const closeAll = (sessionId?: string) => {

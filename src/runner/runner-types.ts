@@ -1,6 +1,12 @@
 import type { CallLog } from '../audit/call-log.js';
 import type { Config } from '../config/config-schema.js';
-import type { ApprovalAnswer, ApprovalForm, ApprovalView, SkillPins } from '../gate/index.js';
+import type {
+  ApprovalAnswer,
+  ApprovalDecision,
+  ApprovalForm,
+  ApprovalView,
+  SkillPins,
+} from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
@@ -37,6 +43,8 @@ export interface RunnerDeps {
   privatePaths?: string[];
   /** Folder of the read-only, content-addressed copies of approved skill bundles (what runs). */
   bundlesDir: string;
+  /** With a shared log: how often to look for decisions recorded elsewhere while console approvals wait here. */
+  decisionPollMs?: number;
   now?: () => number;
 }
 
@@ -63,6 +71,28 @@ export type Begin =
 
 /** What `recordAnswer` did: closed the call (a refusal, with its result), or kept an approval for `resume`. */
 export type Recorded = { kind: 'closed'; result: CallResult } | { kind: 'approved' };
+
+/** What a person was shown of a call waiting on another server process: the decision holds only for that. */
+export interface SeenCall {
+  sessionId: string;
+  approvalKey: string;
+  inputSha256: string;
+  bundleSha256: string;
+}
+
+/**
+ * What `recordSharedAnswer` did: recorded an approval (the process holding the call runs it), recorded a refusal
+ * (`stopped`: the session had been stopped, so an approval was recorded as a refusal), found the call no longer
+ * waiting, or found that what the person was shown is not what was recorded (nothing written).
+ */
+export type SharedRecorded =
+  { kind: 'approved' } | { kind: 'denied' } | { kind: 'stopped' } | { kind: 'gone' } | { kind: 'mismatch' };
+
+/** A console approval waiting here was decided by another server process: approved (kept) or refused (`result`). */
+export type DecidedElsewhere = (
+  callId: string,
+  d: { decision: ApprovalDecision; result?: CallResult },
+) => void;
 
 export interface Runner {
   /** The input schema of an executable skill's tool (frontmatter → argparse → free-form). */
@@ -98,6 +128,17 @@ export interface Runner {
    * result the call got), the end of its session or `close` (no result). Returns the unsubscribe function.
    */
   onPendingClosed(listener: (callId: string, result: CallResult | undefined) => void): () => void;
+  /**
+   * Approval console, for a call waiting on another server process that shares the log (its console shared it):
+   * records the person's answer, once, if the call is still waiting and `seen` is what was recorded when it was
+   * asked. Nothing runs here: the process holding the call learns of the decision and runs it or refuses it.
+   */
+  recordSharedAnswer(callId: string, seen: SeenCall, answer: ApprovalAnswer): Promise<SharedRecorded>;
+  /**
+   * Calls `listener` when a console approval waiting here was decided in the console of another server process
+   * (with a shared log). Returns the unsubscribe function.
+   */
+  onDecidedElsewhere(listener: DecidedElsewhere): () => void;
   /** What the person is asked about a call still waiting for a decision (its input in full), else undefined. */
   pendingView(callId: string): ApprovalView | undefined;
   /** Audits a read-only tool call (no approval, no process). */

@@ -1,12 +1,22 @@
 import pg from 'pg';
 import { SkillsError } from '../../errors.js';
 import { pgFailure } from './pg-failure.js';
-import { MIGRATION_LOCK, PG_MIGRATIONS, PG_SCHEMA, PG_TABLES, PG_WORK_TABLES } from './pg-schema.js';
+import {
+  MIGRATION_LOCK,
+  PG_MIGRATIONS,
+  PG_SCHEMA,
+  PG_TABLES,
+  PG_VIEW_TABLES,
+  PG_WORK_TABLES,
+} from './pg-schema.js';
 
 export interface PgMigrateOptions {
-  /** The role the server connects as: USAGE on the schema, SELECT and INSERT on the events and anchor copies, nothing else. */
+  /**
+   * The role the server connects as: USAGE on the schema, SELECT and INSERT on the events and anchor copies, its
+   * lease rows, and SELECT, INSERT and DELETE on the sealed views of waiting approvals; nothing else.
+   */
   writer: string;
-  /** Roles that only read the log (e.g. for `audit verify`): SELECT only. */
+  /** Roles that only read the log (e.g. for `audit verify`): SELECT only, and not the sealed views. */
   readers?: readonly string[];
 }
 
@@ -65,6 +75,11 @@ export async function migratePgAudit(client: pg.ClientBase, o: PgMigrateOptions)
         await client.query(
           `GRANT ${role === o.writer ? 'SELECT, INSERT, UPDATE, DELETE' : 'SELECT'} ON ${PG_SCHEMA}.${table} TO ${id(role)}`,
         );
+      }
+      for (const table of PG_VIEW_TABLES) {
+        await client.query(`REVOKE ALL ON ${PG_SCHEMA}.${table} FROM ${id(role)}`);
+        if (role === o.writer)
+          await client.query(`GRANT SELECT, INSERT, DELETE ON ${PG_SCHEMA}.${table} TO ${id(role)}`);
       }
     }
     await client.query('COMMIT');

@@ -11,6 +11,7 @@ import { foldSessionState, SESSION_STATE_EVENTS } from '../session-state.js';
 import type { AppendInput, AuditEvent } from '../types.js';
 import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
 import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
+import { createPgPendingViews } from './pg-pending-views.js';
 import { pgFailure } from './pg-failure.js';
 import { PG_SCHEMA } from './pg-schema.js';
 import { redactPostgresUrl } from './postgres-url.js';
@@ -25,6 +26,8 @@ export interface PgCallLogOptions extends PgPoolOptions {
   log?: Logger;
   /** The lease this process holds while it writes (default 10 s heartbeat, 30 s lease). */
   lease?: LeaseTimes;
+  /** Seals the views of waiting console approvals shared with the other replicas (`pendingViewKey`); none without. */
+  viewKey?: Uint8Array;
 }
 
 /** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
@@ -53,6 +56,9 @@ const GATE_EVENTS = `SELECT e.event_id::text AS event_id, e.ts::text AS ts, e.se
          WHERE x.type = 'session_ended' AND x.session_id = e.session_id))
   ORDER BY e.event_id`;
 
+const DECISIONS = `SELECT event_id::text AS event_id, ts::text AS ts, session_id, call_id, type, payload, prev_hash, hash
+  FROM ${PG_SCHEMA}.audit_events WHERE call_id = ANY($1::text[]) AND type = 'approval_decided' ORDER BY event_id`;
+
 // A call's events, then its session's start (for the principal it belongs to).
 const PENDING = `SELECT e.type, e.session_id, e.payload FROM ${PG_SCHEMA}.audit_events e WHERE e.call_id = $1
   UNION ALL
@@ -68,7 +74,8 @@ function pendingOf(
   const of = (t: string) => rows.find((r) => r.type === t);
   const req = of('tool_call_requested');
   const start = of('session_started');
-  if (req === undefined || start === undefined || of('approval_requested') === undefined) return undefined;
+  const asked = of('approval_requested');
+  if (req === undefined || start === undefined || asked === undefined) return undefined;
   if (['approval_decided', 'tool_call_started', 'tool_call_finished', 'tool_call_interrupted'].some(of))
     return undefined;
   const p = JSON.parse(req.payload) as Record<string, unknown>;
@@ -84,6 +91,7 @@ function pendingOf(
     approvalKey: p.approval_key,
     inputSha256: p.input_sha256,
     bundleSha256: typeof p.bundle_sha256 === 'string' ? p.bundle_sha256 : null,
+    channel: String((JSON.parse(asked.payload) as Record<string, unknown>).channel),
   };
 }
 
@@ -190,6 +198,16 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
         throw pgFailure('read the session state of other replicas', err);
       }
     },
+    async decisionsOf(callIds) {
+      if (callIds.length === 0) return [];
+      try {
+        const { rows } = await pool.query<Record<string, unknown>>(DECISIONS, [callIds]);
+        return rows.map((r) => parseEventRow(asRow(r)) as AuditEvent<'approval_decided'>);
+      } catch (err) {
+        throw pgFailure('read the decisions of waiting approvals', err);
+      }
+    },
+    ...(o.viewKey === undefined ? {} : { pendingViews: createPgPendingViews(pool, o.viewKey, owner) }),
     runsRefused,
     refuseRuns,
     holdLease: () => lease.begin(),

@@ -86,9 +86,26 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   REVOKE ALL ON ${PG_SCHEMA}.replicas FROM PUBLIC;
   `,
+  `
+  -- What a person is shown of a console approval waiting on one server process, so that the console of any other
+  -- can show and decide it. Not part of the record: \`sealed\` is AES-256-GCM under a key derived from the secret the
+  -- replicas share (the database never holds the values in the clear), its additional data the call id. A row is
+  -- deleted once its call is decided or closed, and ignored past \`expires_at\` (the approval's timeout).
+  CREATE TABLE ${PG_SCHEMA}.pending_views (
+    call_id    text        PRIMARY KEY,
+    session_id text        NOT NULL,
+    host       text        NOT NULL,
+    pid        integer     NOT NULL,
+    expires_at timestamptz NOT NULL,
+    sealed     bytea       NOT NULL CHECK (octet_length(sealed) <= 4194304)
+  );
+  REVOKE ALL ON ${PG_SCHEMA}.pending_views FROM PUBLIC;
+  `,
 ];
 
 /** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
 export const PG_TABLES = ['audit_events', 'anchor_copies'] as const;
 /** Working tables the server's role also updates and deletes from (never the record). */
 export const PG_WORK_TABLES = ['replicas'] as const;
+/** Sealed views of waiting approvals: the server's role inserts, reads and deletes them; readers get nothing. */
+export const PG_VIEW_TABLES = ['pending_views'] as const;

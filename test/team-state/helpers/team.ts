@@ -35,8 +35,15 @@ export interface Team {
   /**
    * Starts a real `serve --http --audit postgres://…` process (its local state in `state-<name>`) and a client with
    * `token` (default: the static token the server is given; with OAuth in the config, give an access token).
+   * `config` replaces the team's config file for this one.
    */
-  start(name: string, token?: string): Promise<{ s: SpawnedServer; c: Client; url: string }>;
+  start(
+    name: string,
+    token?: string,
+    o?: { config?: string },
+  ): Promise<{ s: SpawnedServer; c: Client; url: string }>;
+  /** The folder of a replica's local state (`XDG_STATE_HOME`). */
+  stateHome(name: string): string;
   /** Another client of a server, with its own bearer token. */
   connect(url: string, token: string): Promise<Client>;
   /** Every event of the shared log, in chain order. */
@@ -63,7 +70,12 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
     db,
     fx,
     servers,
-    async start(name, token = TOKEN) {
+    async start(name, token = TOKEN, o = {}) {
+      let configFile = fx.configFile;
+      if (o.config !== undefined) {
+        configFile = join(fx.dir, `skills-mcp-${name}.yaml`);
+        writeFileSync(configFile, o.config);
+      }
       const s = spawnCli(
         [
           '--http',
@@ -72,7 +84,7 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
           '--skills',
           fx.skills,
           '--config',
-          fx.configFile,
+          configFile,
           '--no-watch',
           '--audit',
           db.writerUrl,
@@ -90,6 +102,7 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
       clients.push(c);
       return { s, c: c.client, url };
     },
+    stateHome: (name) => join(fx.dir, `state-${name}`),
     async connect(url, token) {
       const c = await connectClient(url, 'auto', token);
       clients.push(c);

@@ -1,0 +1,73 @@
+import type { CallLog } from '../audit/call-log.js';
+import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
+import type { Config } from '../config/config-schema.js';
+import { isSkillsError } from '../errors.js';
+import {
+  createSessionState,
+  interpretAnswer,
+  type ApprovalAnswer,
+  type ApprovalOutcome,
+} from '../gate/index.js';
+import { decisionEvents, finishedEvent } from './call-events.js';
+import type { SeenCall, SharedRecorded } from './runner-types.js';
+
+/** The log refused a decision because the call was decided or closed meanwhile (by any server process). */
+export const isDecidedElsewhere = (e: unknown): boolean =>
+  isSkillsError(e) &&
+  e.code === 'AUDIT_FAILED' &&
+  /already decided|terminal event|session has ended/.test(e.message);
+
+const approving = (o: ApprovalOutcome) => o.decision === 'approved' || o.decision === 'approved_for_session';
+
+/**
+ * A console's answer for a call waiting on another server process (see `Runner.recordSharedAnswer`). The call must
+ * still wait in the log for a console decision, and what the person was shown must be what was recorded when it
+ * was asked (session, approval key, input digest, bundle); else nothing is written. The decision is recorded in the
+ * call's own audit session with the gate of its session family as the log holds it (grants, denials, loop guard, a
+ * stop: a stopped family turns an approval into a refusal). Recording it is the claim: the log takes one decision
+ * per call. A refusal is recorded with the call's end (it ran nothing); an approval leaves the run to the process
+ * that holds the call.
+ */
+export async function recordSharedAnswer(
+  audit: CallLog,
+  config: Config,
+  callId: string,
+  seen: SeenCall,
+  answer: ApprovalAnswer,
+): Promise<SharedRecorded> {
+  const sp = await audit.pendingCall?.(callId);
+  if (sp === undefined || sp.channel !== 'console') return { kind: 'gone' };
+  const same =
+    sp.sessionId === seen.sessionId &&
+    sp.approvalKey === seen.approvalKey &&
+    sp.inputSha256 === seen.inputSha256 &&
+    sp.bundleSha256 === seen.bundleSha256;
+  if (!same) return { kind: 'mismatch' };
+  const family = sp.sessionId.split('.')[0]!;
+  const gate = createSessionState(
+    { loopGuard: config.approval.loop_guard },
+    (await audit.gateEventsOf?.(family, 0)) ?? [],
+  );
+  const stopped: ApprovalOutcome = { decision: 'denied', reason: 'session_aborted' };
+  const o = gate.isAborted() ? stopped : interpretAnswer(answer);
+  const write = (outcome: ApprovalOutcome) => {
+    const d = decisionEvents(gate, sp.sessionId, callId, sp.approvalKey, outcome, 'console');
+    const end = finishedEvent(sp.sessionId, callId, 'denied', { code: 'APPROVAL_DENIED' });
+    return audit.appendMany(approving(outcome) ? d.events : [...d.events, end]);
+  };
+  try {
+    await write(o);
+  } catch (e) {
+    if (isDecidedElsewhere(e)) return { kind: 'gone' };
+    if (!(approving(o) && isStoppedRefusal(e))) throw e;
+    // Stopped on some replica between the look at the family's stops and the write.
+    try {
+      await write(stopped);
+    } catch (e2) {
+      if (isDecidedElsewhere(e2)) return { kind: 'gone' };
+      throw e2;
+    }
+    return { kind: 'stopped' };
+  }
+  return approving(o) ? { kind: 'approved' } : o === stopped ? { kind: 'stopped' } : { kind: 'denied' };
+}

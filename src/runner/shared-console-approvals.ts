@@ -1,0 +1,174 @@
+import type { CallLog } from '../audit/call-log.js';
+import type { ApprovalDecidedPayload } from '../audit/payload-schemas.js';
+import type { AuditEvent } from '../audit/types.js';
+import type { Config } from '../config/config-schema.js';
+import type { ApprovalView } from '../gate/index.js';
+import type { Logger } from '../log.js';
+import { finishedEvent } from './call-events.js';
+import { refused, type CallResult } from './call-result.js';
+import { createDecisionWatcher } from './decision-watcher.js';
+import type { LiveSession } from './live-sessions.js';
+import type { Pending, PendingApprovals } from './pending-approvals.js';
+import type { PreparedCall } from './prepare-call.js';
+import type { CallContext, DecidedElsewhere, Recorded } from './runner-types.js';
+import type { SharedApproval } from './shared-approval.js';
+
+/**
+ * With a log shared by replicas (and their shared secret): the console approvals waiting in this process, shown to
+ * the consoles of the others, and the decisions those record for them.
+ */
+export interface SharedConsoleApprovals {
+  /** Shares a console approval now waiting here (sealed) and looks for a decision recorded elsewhere meanwhile. */
+  share(audit: CallLog, s: LiveSession, callId: string, approvalKey: string, view: ApprovalView): void;
+  /** The call no longer waits for a decision here: its view goes, and its decision is no longer looked for. */
+  settle(callId: string): void;
+  /**
+   * This process's own decision for a console approval lost the claim to one recorded elsewhere first; `p` is already
+   * out of `pending`. That decision holds: a refusal (recorded with the call's end) is handed out; an approval runs
+   * the call for the request held here (`held`), or with none ends it unrun.
+   */
+  lostClaim(p: Pending, callId: string, ctx: CallContext, held: boolean): Promise<CallResult>;
+  /** Like `lostClaim`, for an approval recorded while no request waited: an approval that won is kept for the retry. */
+  lostRecord(p: Pending, callId: string): Promise<Recorded | undefined>;
+  onDecidedElsewhere(listener: DecidedElsewhere): () => void;
+  close(): void;
+}
+
+export interface SharedConsoleDeps {
+  audit: () => Promise<CallLog>;
+  config: Config;
+  log: Logger;
+  now: () => number;
+  pollMs: number;
+  pending: () => PendingApprovals;
+  /** Applies to the session's gate what the log holds of its family since the last look (grants, stops, …). */
+  syncGate: (audit: CallLog, s: LiveSession) => Promise<void>;
+  /** "Deny and stop": closes the session's other approvals waiting here. */
+  stopSession: (audit: CallLog, s: LiveSession) => Promise<void>;
+  run: (
+    audit: CallLog,
+    s: LiveSession,
+    call: PreparedCall,
+    callId: string,
+    ctx: CallContext,
+  ) => Promise<CallResult>;
+  /** The refusal a call gets for a recorded reason. */
+  refusal: (p: Pending, callId: string, reason: string) => CallResult;
+}
+
+const approving = (decision: string) => decision === 'approved' || decision === 'approved_for_session';
+
+export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedConsoleApprovals {
+  const { log, config } = deps;
+  const shared = new Set<string>();
+  const listeners = new Set<DecidedElsewhere>();
+  const watcher = createDecisionWatcher({
+    audit: deps.audit,
+    everyMs: deps.pollMs,
+    log,
+    onDecision: (ev) => takeDecision(ev),
+  });
+  const warnSync = (err: unknown) => log.warn({ err }, 'could not read other replicas’ stops');
+
+  const settle = (callId: string) => {
+    if (!shared.delete(callId)) return;
+    watcher.unwatch(callId);
+    void deps
+      .audit()
+      .then((a) => a.pendingViews?.drop(callId))
+      .catch((err: unknown) => log.warn({ err, callId }, 'could not remove a shared approval'));
+  };
+
+  /**
+   * A decision recorded elsewhere for a console approval waiting here, taken over. An approval is kept, as one made
+   * in this console while no request waited: the waiting request (or the retry) runs the call without recording
+   * the decision again. A refusal was recorded with the call's end: the call is closed here with it; "deny and
+   * stop" also closes the session's other approvals here. `taken`: `p` is out of `pending` already.
+   */
+  const adopt = async (
+    p: Pending,
+    callId: string,
+    d: ApprovalDecidedPayload,
+    taken: boolean,
+  ): Promise<CallResult | undefined> => {
+    const s = p.session;
+    if (approving(d.decision)) {
+      p.approved = true;
+      settle(callId);
+      const audit = await deps.audit();
+      await deps.syncGate(audit, s).catch(warnSync);
+      for (const l of listeners) l(callId, { decision: d.decision });
+      return undefined;
+    }
+    if (!taken && deps.pending().take(callId) === undefined) return undefined;
+    const audit = await deps.audit();
+    await deps.syncGate(audit, s).catch(warnSync);
+    if (d.decision === 'abort') await deps.stopSession(audit, s);
+    const result = deps.refusal(p, callId, d.reason);
+    for (const l of listeners) l(callId, { decision: d.decision, result });
+    return result;
+  };
+
+  /** From the watcher: news only for a console approval still waiting here that this process is not deciding. */
+  const takeDecision = async (ev: AuditEvent<'approval_decided'>) => {
+    const callId = ev.callId ?? '';
+    const p = deps.pending().get(callId);
+    if (p === undefined || p.approved === true) return watcher.unwatch(callId);
+    if (p.recording === true || p.channel !== 'console') return;
+    await adopt(p, callId, ev.payload, false);
+  };
+
+  const winner = async (callId: string) => (await (await deps.audit()).decisionsOf?.([callId]))?.[0]?.payload;
+
+  return {
+    share(audit, s, callId, approvalKey, view) {
+      const board = audit.pendingViews;
+      if (board === undefined || audit.decisionsOf === undefined) return;
+      shared.add(callId);
+      watcher.watch(callId);
+      const caller = s.info.caller;
+      const body: SharedApproval = {
+        callId,
+        sessionId: s.auditId,
+        approvalKey,
+        askedAt: deps.now(),
+        ...(caller === undefined ? {} : { caller: { issuer: caller.issuer, subject: caller.subject } }),
+        view,
+      };
+      board.share({ callId, sessionId: s.auditId, ttlMs: config.approval.timeout_ms, body }).then(
+        // Decided or closed while it was being shared: the view goes again.
+        () => void (shared.has(callId) ? undefined : board.drop(callId).catch(() => undefined)),
+        (err: unknown) =>
+          log.warn({ err, callId }, 'could not share a waiting approval with the other replicas'),
+      );
+    },
+    settle,
+    async lostClaim(p, callId, ctx, held) {
+      const d = await winner(callId);
+      if (d === undefined) return deps.refusal(p, callId, 'session_ended');
+      if (!approving(d.decision)) return (await adopt(p, callId, d, true))!;
+      const audit = await deps.audit();
+      await deps.syncGate(audit, p.session).catch(warnSync);
+      if (held) return deps.run(audit, p.session, p.call, callId, ctx);
+      await audit.append(
+        finishedEvent(p.session.auditId, callId, 'cancelled', { code: 'APPROVAL_UNCLAIMED' }),
+      );
+      const text =
+        `${p.call.skill.name}/${p.call.script} was approved in another server process's console after it was ` +
+        'closed here; it was not run.';
+      return refused('cancelled', text, 'APPROVAL_UNCLAIMED', callId);
+    },
+    async lostRecord(p, callId) {
+      const d = await winner(callId);
+      if (d === undefined) return undefined;
+      const r = await adopt(p, callId, d, false);
+      if (approving(d.decision)) return { kind: 'approved' };
+      return r === undefined ? undefined : { kind: 'closed', result: r };
+    },
+    onDecidedElsewhere(listener) {
+      listeners.add(listener);
+      return () => void listeners.delete(listener);
+    },
+    close: () => watcher.close(),
+  };
+}
