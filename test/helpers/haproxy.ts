@@ -60,9 +60,14 @@ export function haproxyConfig(port: number, replicas: readonly Replica[]): strin
     '    stick on req.hdr(mcp-session-id)',
     '    stick store-response res.hdr(mcp-session-id)',
     ...replicas.map((r) => `    use-server ${r.name} if { req.hdr(${FORCE_HEADER}) -m str ${r.name} }`),
+    // A forced request goes to its replica even while a health check under load has marked it down (without this
+    // HAProxy ignores the use-server rule and balances the request elsewhere).
+    `    force-persist if { req.hdr(${FORCE_HEADER}) -m found }`,
     `    http-response set-header ${SERVED_HEADER} %s`,
     '    option httpchk',
     '    http-check send meth GET uri /healthz hdr Host localhost',
+    // A replica that is only slow (two busy cores) is not marked down; a dead one refuses the connection at once.
+    '    timeout check 5s',
     ...replicas.map((r) => `    server ${r.name} 127.0.0.1:${r.port} check inter 1s fall 2 rise 1`),
   ];
   return `${lines.join('\n')}\n`;
