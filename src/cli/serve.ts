@@ -11,6 +11,8 @@ import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, type Catalog } from '../skills/catalog.js';
+import type { CatalogDiff } from '../skills/diff-catalogs.js';
+import { reloadCatalog } from '../skills/reload-catalog.js';
 import { watchCatalog } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
@@ -140,8 +142,19 @@ async function serve(
   const skillsExtension = config.skills_extension
     ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
     : undefined;
+  const reloading = {
+    load: () => loadCatalog(config.skills),
+    current: () => catalog,
+    onChange: (next: Catalog, diff: CatalogDiff) => {
+      services.skillPins.observe(next.skills);
+      catalog = next;
+      server.catalogChanged(diff);
+    },
+    log,
+  };
   const server = createSkillsServer({
     catalog: () => catalog,
+    reloadSkills: () => void reloadCatalog(reloading),
     config,
     log,
     version,
@@ -168,19 +181,7 @@ async function serve(
       .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
   }, 1000);
   probeTimer.unref();
-  const watcher = config.watch
-    ? watchCatalog({
-        roots: config.skills,
-        load: () => loadCatalog(config.skills),
-        current: () => catalog,
-        onChange: (next, diff) => {
-          services.skillPins.observe(next.skills);
-          catalog = next;
-          server.catalogChanged(diff);
-        },
-        log,
-      })
-    : undefined;
+  const watcher = config.watch ? watchCatalog({ roots: config.skills, ...reloading }) : undefined;
   const ctx: ServeContext = {
     config,
     log,

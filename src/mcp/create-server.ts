@@ -5,7 +5,7 @@ import {
   type RegisteredTool,
 } from '@modelcontextprotocol/server';
 import type { SessionInfo } from '../runner/session.js';
-import type { CatalogDiff } from '../skills/watch-catalog.js';
+import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';

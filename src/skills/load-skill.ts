@@ -1,8 +1,10 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, openSync } from 'node:fs';
 import { basename, extname, join, sep } from 'node:path';
 import { isSkillsError } from '../errors.js';
 import { listSkillFiles } from './list-skill-files.js';
-import { lineOfKey, parseSkillFile } from './parse-skill-file.js';
+import { lineOfKey, parseSkillHead } from './parse-skill-file.js';
+import { readSmallFile } from './read-small-file.js';
 import { toolNameFor } from './tool-name.js';
 import type { Finding, Skill, SkillFile } from './types.js';
 import { validateFrontmatter } from './validate-frontmatter.js';
@@ -61,11 +63,12 @@ export function loadSkill(
       message: `${skillFile} is ${(size / 1048576).toFixed(1)} MiB; the limit is 1 MiB (move long material to references/)`,
     });
   }
-  const parsed = parseSkillFile(bytes, path);
+  const parsed = parseSkillHead(bytes, path);
   if (!parsed.ok) return skip(parsed.finding);
-  const { frontmatter, rawFrontmatter, body, bodyLine } = parsed.parsed;
+  const { frontmatter, rawFrontmatter, bodyLine } = parsed.parsed;
   const v = validateFrontmatter(frontmatter, rawFrontmatter, folderName, path);
   if (v.fields === undefined) return skip(v.fatal!);
+  const sha256 = skillFileSha256(bytes);
 
   let listing: { files: SkillFile[]; findings: Finding[] };
   try {
@@ -103,7 +106,7 @@ export function loadSkill(
     dir,
     root,
     skillFile,
-    body,
+    skillFileSha256: sha256,
     bodyLine,
     frontmatter,
     kind: entryPoint === undefined ? 'instruction' : 'executable',
@@ -133,24 +136,9 @@ function openSkillFile(dir: string, name: string | undefined): { fd: number; nam
   return undefined;
 }
 
-/**
- * An open file's stats, and its bytes when it is at most `limit` bytes long; closes it. One fstat and read (a
- * catalog of thousands of skills spends most of its start-up in such system calls). The bytes are a view of
- * `scratch` when one is given, so they are valid until the next read into it.
- */
-function readSmallFile(fd: number, limit: number, scratch?: Buffer): { stats: Stats; bytes?: Buffer } {
-  try {
-    const stats = fstatSync(fd);
-    const size = stats.size;
-    if (size > limit) return { stats };
-    const bytes = scratch !== undefined && scratch.length >= size ? scratch : Buffer.allocUnsafe(size);
-    let read = 0;
-    for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, null);
-    return { stats, bytes: bytes.subarray(0, read) };
-  } finally {
-    closeSync(fd);
-  }
-}
+/** The digest a skill keeps of its skill file's bytes (see {@link Skill.skillFileSha256}). */
+export const skillFileSha256 = (bytes: Uint8Array): string =>
+  createHash('sha256').update(bytes).digest('base64');
 
 function pickEntryPoint(
   declared: string | undefined,

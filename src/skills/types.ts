@@ -57,8 +57,11 @@ export interface Skill {
   root: string;
   /** `SKILL.md` or `skill.md`. */
   skillFile: string;
-  /** Markdown body after the frontmatter. */
-  body: string;
+  /**
+   * sha256 (base64) of the skill file's bytes when it was validated. The body after the frontmatter is not kept in
+   * memory: `readSkillBody` reads it again and serves it only while the file still holds these bytes.
+   */
+  skillFileSha256: string;
   /** 1-based line where the body starts in the skill file. */
   bodyLine: number;
   /** Every frontmatter field as parsed (unknown fields kept). */

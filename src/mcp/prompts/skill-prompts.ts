@@ -1,4 +1,5 @@
 import { ProtocolError, ProtocolErrorCode, type McpServer } from '@modelcontextprotocol/server';
+import { isSkillsError } from '../../errors.js';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
 import { PromptArgsSchema, skillPromptEntry, skillPromptMessages } from './skill-prompt.js';
@@ -41,7 +42,15 @@ export function serveSkillPrompts(server: McpServer, deps: ServerDeps): SkillPro
           `Invalid arguments for prompt ${name}: ${issues.join(', ')}`,
         );
       }
-      return skillPromptMessages(deps, skill, parsed.data);
+      try {
+        return skillPromptMessages(deps, skill, parsed.data);
+      } catch (err) {
+        if (!isSkillsError(err)) throw err;
+        throw new ProtocolError(
+          ProtocolErrorCode.InvalidParams,
+          `Prompt ${name}: ${err.message}${err.hint === undefined ? '' : ` (${err.hint})`}`,
+        );
+      }
     });
     handlers = true;
   };
