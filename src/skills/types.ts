@@ -23,6 +23,9 @@ export interface SkillFile {
   mode: number;
   /** Modification time when the skill was listed (ms since the epoch), so reloads see same-size edits. */
   mtimeMs?: number;
+  /** Status-change time (ms since the epoch) and inode when listed: with size and mtime, what a reload compares. */
+  ctimeMs?: number;
+  ino?: number;
 }
 
 export type SkillKind = 'instruction' | 'executable';

@@ -195,7 +195,9 @@ describe('catalog limits', () => {
     expect(c.findings).toEqual([]);
     const plain = c.get('plain')!.files;
     const st = lstatSync(join(root, 'plain', 'SKILL.md'));
-    expect(plain).toEqual([{ path: 'SKILL.md', size: st.size, mode: 0o640, mtimeMs: st.mtimeMs }]);
+    expect(plain).toEqual([
+      { path: 'SKILL.md', size: st.size, mode: 0o640, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino },
+    ]);
     // A link to a file inside the skill is listed at both paths, with the target's stats.
     const target = statSync(join(root, 'linked', 'docs', 'real.md'));
     expect(c.get('linked')!.files.map((f) => [f.path, f.size, f.mtimeMs])).toEqual([
