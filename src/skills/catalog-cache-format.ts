@@ -63,22 +63,14 @@ export interface CachePayload {
   loads: unknown[];
 }
 
-// The checks below run over every record at every start (tens of thousands of objects with 10,000 skills). They
-// check in place: zod, which the rest of the server uses at its edges, builds a copy of every object it parses,
-// which took ~160 ms and doubled the records' memory at 10,000 skills.
+// The checks below run over every record at every start (tens of thousands of objects with 10,000 skills), mostly
+// before V8 has optimized them: few calls, plain loops. They check in place: zod, which the rest of the server uses at
+// its edges, builds a copy of every object it parses, which took ~160 ms and doubled the records' memory at 10,000
+// skills.
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-const isString = (v: unknown): v is string => typeof v === 'string';
-const isTime = (v: unknown): v is number => typeof v === 'number' && Number.isFinite(v);
 const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-const isOptional = (v: unknown, check: (x: unknown) => boolean) => v === undefined || check(v);
-function isArrayOf(v: unknown, check: (x: unknown) => boolean): boolean {
-  if (!Array.isArray(v)) return false;
-  for (const x of v) if (!check(x)) return false;
-  return true;
-}
-const isSkillFileName = (v: unknown) => v === 'SKILL.md' || v === 'skill.md';
 
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
@@ -91,80 +83,81 @@ export const isRelPath = (v: unknown): v is string =>
   v[v.length - 1] !== '/' &&
   !v.includes('//') &&
   !v.includes('\0') &&
-  !DOT_SEGMENT.test(v);
+  // Only a path starting with a dot or holding `/.` can have a `.` or `..` segment.
+  !((v[0] === '.' || v.includes('/.')) && DOT_SEGMENT.test(v));
 
-const isFinding = (v: unknown): boolean =>
-  isObject(v) &&
-  isString(v.path) &&
-  isOptional(v.line, (l) => Number.isSafeInteger(l) && (l as number) > 0) &&
-  isString(v.rule) &&
-  (v.severity === 'error' || v.severity === 'warning') &&
-  isString(v.message);
+function areStrings(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  for (const x of v) if (typeof x !== 'string') return false;
+  return true;
+}
 
-const isFile = (v: unknown): boolean =>
-  isObject(v) &&
-  isRelPath(v.path) &&
-  isCount(v.size) &&
-  isCount(v.mode) &&
-  (v.mode) <= 0o777 &&
-  isTime(v.mtimeMs) &&
-  isTime(v.ctimeMs) &&
-  isCount(v.ino);
+function areFindings(v: unknown): boolean {
+  if (!Array.isArray(v)) return false;
+  for (const f of v) {
+    if (!isObject(f)) return false;
+    if (typeof f.path !== 'string' || typeof f.rule !== 'string' || typeof f.message !== 'string')
+      return false;
+    if (f.severity !== 'error' && f.severity !== 'warning') return false;
+    if (f.line !== undefined && !(Number.isSafeInteger(f.line) && (f.line as number) > 0)) return false;
+  }
+  return true;
+}
 
-const isFolder = (v: unknown): boolean =>
-  isObject(v) &&
-  (v.path === '' || isRelPath(v.path)) &&
-  isTime(v.mtimeMs) &&
-  isTime(v.ctimeMs) &&
-  isCount(v.ino);
+/** Folder stamps (`files` false) or file stamps with their size and mode (`files` true). */
+function areStamps(v: unknown, files: boolean): boolean {
+  if (!Array.isArray(v)) return false;
+  for (const s of v) {
+    if (!isObject(s)) return false;
+    if (!Number.isFinite(s.mtimeMs) || !Number.isFinite(s.ctimeMs) || !isCount(s.ino)) return false;
+    if (files) {
+      if (!isRelPath(s.path) || !isCount(s.size) || !isCount(s.mode) || s.mode > 0o777) return false;
+    } else if (s.path !== '' && !isRelPath(s.path)) return false;
+  }
+  return true;
+}
 
 const isRequests = (v: unknown): boolean =>
   isObject(v) &&
   typeof v.network === 'boolean' &&
   (v.workspace === 'none' || v.workspace === 'read' || v.workspace === 'write') &&
-  isArrayOf(v.env, isString) &&
-  isOptional(v.sandboxProfile, isString) &&
-  isOptional(v.timeoutMs, isTime);
+  areStrings(v.env) &&
+  (v.sandboxProfile === undefined || typeof v.sandboxProfile === 'string') &&
+  (v.timeoutMs === undefined || Number.isFinite(v.timeoutMs));
 
 /** The frontmatter's name, as validation reads it (a number is a name too). */
 export const frontmatterName = (fm: Record<string, unknown>): string | undefined =>
   typeof fm.name === 'string' || typeof fm.name === 'number' ? String(fm.name).trim() : undefined;
 
-const isSkill = (v: unknown): boolean =>
-  isObject(v) &&
-  isObject(v.frontmatter) &&
-  (v.name === undefined
-    ? (frontmatterName(v.frontmatter) ?? '') !== ''
-    : isString(v.name) && v.name !== '') &&
-  (v.description === undefined
-    ? isObject(v.frontmatter) && isString(v.frontmatter.description)
-    : isString(v.description)) &&
-  isSkillFileName(v.skillFile) &&
-  isString(v.skillFileSha256) &&
-  v.skillFileSha256.length === 44 &&
-  Number.isSafeInteger(v.bodyLine) &&
-  (v.bodyLine as number) > 0 &&
-  (v.kind === 'instruction' || v.kind === 'executable') &&
-  isOptional(v.entryPoint, isRelPath) &&
-  isOptional(v.inputSchema, isObject) &&
-  isOptional(v.allowedTools, (a) => isArrayOf(a, isString)) &&
-  isOptional(v.requests, isRequests) &&
-  isArrayOf(v.files, isFile) &&
-  isOptional(v.warnings, (w) => isArrayOf(w, isFinding));
+function isSkill(v: unknown): boolean {
+  if (!isObject(v)) return false;
+  const fm = v.frontmatter;
+  if (!isObject(fm)) return false;
+  if (v.name === undefined ? !frontmatterName(fm) : typeof v.name !== 'string' || v.name === '') return false;
+  if (v.description === undefined ? typeof fm.description !== 'string' : typeof v.description !== 'string')
+    return false;
+  if (v.skillFile !== 'SKILL.md' && v.skillFile !== 'skill.md') return false;
+  if (typeof v.skillFileSha256 !== 'string' || v.skillFileSha256.length !== 44) return false;
+  if (!Number.isSafeInteger(v.bodyLine) || (v.bodyLine as number) < 1) return false;
+  if (v.kind !== 'instruction' && v.kind !== 'executable') return false;
+  if (v.entryPoint !== undefined && !isRelPath(v.entryPoint)) return false;
+  if (v.inputSchema !== undefined && !isObject(v.inputSchema)) return false;
+  if (v.allowedTools !== undefined && !areStrings(v.allowedTools)) return false;
+  if (v.requests !== undefined && !isRequests(v.requests)) return false;
+  if (v.warnings !== undefined && !areFindings(v.warnings)) return false;
+  return areStamps(v.files, true);
+}
 
 /** True when `v` is a record of the shape {@link CachedLoad} with a root in `roots`. */
-export const isCachedLoad = (v: unknown, roots: number): v is CachedLoad =>
-  isObject(v) &&
-  Number.isSafeInteger(v.root) &&
-  (v.root as number) >= 0 &&
-  (v.root as number) < roots &&
-  isString(v.folderName) &&
-  v.folderName !== '' &&
-  isOptional(v.dir, isString) &&
-  isOptional(v.knownFile, isSkillFileName) &&
-  isArrayOf(v.folders, isFolder) &&
-  (v.folders as unknown[]).length > 0 &&
-  isOptional(v.files, (f) => isArrayOf(f, isFile)) &&
-  isOptional(v.skill, isSkill) &&
-  isOptional(v.findings, (f) => isArrayOf(f, isFinding)) &&
-  isOptional(v.lint, (f) => isArrayOf(f, isFinding));
+export function isCachedLoad(v: unknown, roots: number): v is CachedLoad {
+  if (!isObject(v)) return false;
+  if (!Number.isSafeInteger(v.root) || (v.root as number) < 0 || (v.root as number) >= roots) return false;
+  if (typeof v.folderName !== 'string' || v.folderName === '') return false;
+  if (v.dir !== undefined && typeof v.dir !== 'string') return false;
+  if (v.knownFile !== undefined && v.knownFile !== 'SKILL.md' && v.knownFile !== 'skill.md') return false;
+  if (!areStamps(v.folders, false) || (v.folders as unknown[]).length === 0) return false;
+  if (v.files !== undefined && !areStamps(v.files, true)) return false;
+  if (v.findings !== undefined && !areFindings(v.findings)) return false;
+  if (v.lint !== undefined && !areFindings(v.lint)) return false;
+  return v.skill === undefined || isSkill(v.skill);
+}

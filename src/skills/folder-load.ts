@@ -80,10 +80,12 @@ export function isUnchanged(load: FolderLoad): boolean {
   return true;
 }
 
+const IF_ANY = { throwIfNoEntry: false } as const;
+
 /** The path's lstat; undefined when it cannot be had (gone, a parent no longer a folder, no permission). */
 function lstatIfAny(path: string): Stats | undefined {
   try {
-    return lstatSync(path, { throwIfNoEntry: false });
+    return lstatSync(path, IF_ANY);
   } catch {
     return undefined;
   }

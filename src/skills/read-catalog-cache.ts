@@ -107,16 +107,16 @@ const NONE = Object.freeze([]) as unknown as never[];
 function toLoad(r: CachedLoad, roots: readonly string[]): FolderLoad {
   const root = roots[r.root]!;
   const dir = r.dir ?? `${root}${sep}${r.folderName}`;
+  const s = r.skill;
   const load: FolderLoad = {
     dir,
     root,
     folderName: r.folderName,
-    ...(r.knownFile === undefined ? {} : { knownFile: r.knownFile }),
     findings: r.findings ?? NONE,
     lint: r.lint ?? NONE,
-    stamps: { folders: r.folders, files: r.files ?? NONE },
+    stamps: { folders: r.folders, files: s?.files ?? r.files ?? NONE },
   };
-  const s = r.skill;
+  if (r.knownFile !== undefined) load.knownFile = r.knownFile;
   if (s === undefined) return load;
   const skill = s as Skill;
   skill.name = s.name ?? frontmatterName(s.frontmatter)!;
@@ -129,6 +129,5 @@ function toLoad(r: CachedLoad, roots: readonly string[]): FolderLoad {
   skill.warnings ??= NONE;
   load.skill = skill;
   load.findings = skill.warnings;
-  load.stamps = { folders: r.folders, files: skill.files };
   return load;
 }
