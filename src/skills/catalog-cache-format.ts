@@ -70,7 +70,6 @@ export interface CachePayload {
 
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === 'object' && v !== null && !Array.isArray(v);
-const isCount = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
 
 const DOT_SEGMENT = /(?:^|\/)\.\.?(?:\/|$)/;
 
@@ -104,15 +103,16 @@ function areFindings(v: unknown): boolean {
   return true;
 }
 
-/** Folder stamps (`files` false) or file stamps with their size and mode (`files` true). */
+/**
+ * Folder stamps (`files` false) or file stamps (`files` true): objects with a plain relative path ('' for the skill
+ * folder). Their numbers need no check here: a load is reused only when each equals what lstat gives now
+ * (`isUnchanged`), which no wrong type, NaN or made-up value does.
+ */
 function areStamps(v: unknown, files: boolean): boolean {
   if (!Array.isArray(v)) return false;
   for (const s of v) {
     if (!isObject(s)) return false;
-    if (!Number.isFinite(s.mtimeMs) || !Number.isFinite(s.ctimeMs) || !isCount(s.ino)) return false;
-    if (files) {
-      if (!isRelPath(s.path) || !isCount(s.size) || !isCount(s.mode) || s.mode > 0o777) return false;
-    } else if (s.path !== '' && !isRelPath(s.path)) return false;
+    if ((files || s.path !== '') && !isRelPath(s.path)) return false;
   }
   return true;
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import * as crypto from 'node:crypto';
 import { existsSync, lstatSync, openSync } from 'node:fs';
 import { extname, join, sep } from 'node:path';
 import { isSkillsError } from '../errors.js';
@@ -172,9 +172,14 @@ function openSkillFile(dir: string, name: string | undefined): { fd: number; nam
   return undefined;
 }
 
-/** The digest a skill keeps of its skill file's bytes (see {@link Skill.skillFileSha256}). */
+/**
+ * The digest a skill keeps of its skill file's bytes (see {@link Skill.skillFileSha256}). The one-shot `hash` (Node
+ * 20.12 and later) costs a third less than a Hash object per file, which thousands of skills notice.
+ */
 export const skillFileSha256 = (bytes: Uint8Array): string =>
-  createHash('sha256').update(bytes).digest('base64');
+  typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', bytes, 'base64')
+    : crypto.createHash('sha256').update(bytes).digest('base64');
 
 function pickEntryPoint(
   declared: string | undefined,

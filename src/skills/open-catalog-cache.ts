@@ -19,19 +19,25 @@ export interface CatalogCache {
 }
 
 export interface CatalogCacheOptions extends CatalogCacheKey {
-  /** The server's state folder: the file goes in its `catalog-cache/` folder, named after the roots. */
+  /** The server's state folder: the file goes in its `catalog-cache/` folder, named after the build and roots. */
   stateDir: string;
   log: Logger;
   /** How long a save waits (default 2 s). */
   delayMs?: number;
 }
 
-/** The cache file for a set of roots. */
-export const catalogCacheFile = (stateDir: string, roots: readonly string[]): string =>
+/**
+ * The cache file of a build serving a set of roots: two builds in use side by side (another version, a checkout
+ * being worked on) each keep their own instead of replacing each other's at every start.
+ */
+export const catalogCacheFile = (stateDir: string, key: CatalogCacheKey): string =>
   join(
     stateDir,
     'catalog-cache',
-    `${createHash('sha256').update(JSON.stringify(roots)).digest('hex').slice(0, 32)}.json`,
+    `${createHash('sha256')
+      .update(JSON.stringify([key.build, key.roots]))
+      .digest('hex')
+      .slice(0, 32)}.json`,
   );
 
 /**
@@ -41,8 +47,8 @@ export const catalogCacheFile = (stateDir: string, roots: readonly string[]): st
  */
 export function openCatalogCache(opts: CatalogCacheOptions): CatalogCache {
   const { log } = opts;
-  const file = catalogCacheFile(opts.stateDir, opts.roots);
   const key: CatalogCacheKey = { build: opts.build, roots: opts.roots };
+  const file = catalogCacheFile(opts.stateDir, key);
   const read = readCatalogCache(file, key);
   if (read.problem !== undefined) log.debug({ file, problem: read.problem }, 'catalog cache not used');
   let loads: Map<string, FolderLoad> | undefined = read.loads;

@@ -10,6 +10,7 @@ import {
   isCachedLoad,
   type CacheHeader,
   type CachedLoad,
+  type CachedSkill,
   type CachePayload,
 } from './catalog-cache-format.js';
 import type { FolderLoad } from './folder-load.js';
@@ -79,28 +80,26 @@ function toRecord(f: FolderLoad, root: number): CachedLoad | undefined {
     const findings = f.findings.length === 0 ? {} : { findings: f.findings };
     record = { ...where, files: f.stamps.files, ...findings, ...lint };
   } else {
-    const {
-      toolName: _t,
-      dir: _d,
-      root: _r,
-      name,
-      description,
-      allowedTools,
-      requests,
-      warnings,
-      ...rest
-    } = f.skill;
-    const fm = rest.frontmatter;
+    const k = f.skill;
+    const fm = k.frontmatter;
     // The frontmatter came from YAML: a value JSON cannot carry (-0, Infinity, NaN…) would come back different.
     if (!isJson(fm)) return undefined;
-    const skill = {
-      ...(frontmatterName(fm) === name ? {} : { name }),
-      ...(typeof fm.description === 'string' && fm.description.trim() === description ? {} : { description }),
-      ...rest,
-      ...(allowedTools.length === 0 ? {} : { allowedTools }),
-      ...(isDefaultRequests(requests) ? {} : { requests }),
-      ...(warnings.length === 0 ? {} : { warnings }),
+    const skill: CachedSkill = {
+      skillFile: k.skillFile,
+      skillFileSha256: k.skillFileSha256,
+      bodyLine: k.bodyLine,
+      frontmatter: fm,
+      kind: k.kind,
+      files: k.files,
     };
+    if (frontmatterName(fm) !== k.name) skill.name = k.name;
+    if (typeof fm.description !== 'string' || fm.description.trim() !== k.description)
+      skill.description = k.description;
+    if (k.entryPoint !== undefined) skill.entryPoint = k.entryPoint;
+    if (k.inputSchema !== undefined) skill.inputSchema = k.inputSchema;
+    if (k.allowedTools.length > 0) skill.allowedTools = k.allowedTools;
+    if (!isDefaultRequests(k.requests)) skill.requests = k.requests;
+    if (k.warnings.length > 0) skill.warnings = k.warnings;
     record = { ...where, skill, ...lint };
   }
   // A record the reader would leave out is not written: that folder is read again at each start instead.

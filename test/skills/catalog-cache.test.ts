@@ -49,14 +49,20 @@ const write = (rel: string, text: string) => {
 };
 
 /** One start: what it served, and how many folders it took from the cache unread. */
-function start(now: () => number = later): { catalog: Catalog; reused: number; problem?: string } {
-  const cache = openCatalogCache({ stateDir: state, roots: [root], build: BUILD, log: silentLogger() });
+function start(
+  now: () => number = later,
+  build = BUILD,
+): { catalog: Catalog; reused: number; problem?: string } {
+  const cache = openCatalogCache({ stateDir: state, roots: [root], build, log: silentLogger() });
   const loads = cache.take();
   const catalog = loadCatalog([root], { reuse: loads, now });
   cache.save(catalog);
   cache.flush();
   const reused = catalog.folders.filter((f) => loads.get(f.dir) === f).length;
-  const problem = readCatalogCache(catalogCacheFile(state, [root]), { build: BUILD, roots: [root] }).problem;
+  const problem = readCatalogCache(catalogCacheFile(state, { build, roots: [root] }), {
+    build,
+    roots: [root],
+  }).problem;
   return { catalog, reused, ...(problem === undefined ? {} : { problem }) };
 }
 
@@ -202,10 +208,19 @@ describe('the catalog cache', () => {
     expectAsWithoutCache(next.catalog);
   });
 
+  it("keeps a file per build, so that two builds used in turn do not replace each other's", () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    start();
+    expect(start(later, 'another-build').reused).toBe(0);
+    expect(start(later, 'another-build').reused).toBe(1);
+    expect(start().reused).toBe(1);
+    expect(readdirSync(join(state, 'catalog-cache'))).toHaveLength(2);
+  });
+
   it('writes a private file (0600 in a 0700 folder) and keeps no instructions in it', () => {
     write('alpha/SKILL.md', skillMd('alpha', 'SECRET-INSTRUCTIONS'));
     start();
-    const file = catalogCacheFile(state, [root]);
+    const file = catalogCacheFile(state, { build: BUILD, roots: [root] });
     expect(statSync(file).mode & 0o777).toBe(0o600);
     expect(statSync(join(state, 'catalog-cache')).mode & 0o777).toBe(0o700);
     expect(readFileSync(file, 'utf8')).not.toContain('SECRET-INSTRUCTIONS');
@@ -214,7 +229,7 @@ describe('the catalog cache', () => {
 });
 
 describe('a catalog cache that cannot be trusted is not used', () => {
-  const file = () => catalogCacheFile(state, [root]);
+  const file = () => catalogCacheFile(state, { build: BUILD, roots: [root] });
   beforeEach(() => {
     write('alpha/SKILL.md', skillMd('alpha'));
     write('beta/SKILL.md', skillMd('beta'));
