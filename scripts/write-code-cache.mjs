@@ -1,8 +1,11 @@
-// Writes the V8 code cache of the bundled CLI (see load-bundle.mjs): serves the package's own skills over stdio once,
+// Writes the V8 code cache of the bundled CLI (see load-bundle.mjs): serves the package's own skills over stdio,
 // through initialize, tools/list, prompts/list and a read-only skill call, then ends; at exit the server saves the
-// bytecode of every function it compiled on that path. Used by scripts/bundle.mjs; writes nothing to stdout.
+// bytecode of every function it compiled on that path. It serves twice, so that the second start finds the catalog
+// cache the first one wrote, as most starts do; a second root holds a skill written just now, which every start
+// reads afresh (too new to be cached), so the path that loads a skill is compiled too. Used by scripts/bundle.mjs;
+// writes nothing to stdout.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
@@ -16,19 +19,25 @@ export async function writeCodeCache(dist, skillsDir) {
     entry,
     "import { loadBundle } from './load-bundle.mjs';\nloadBundle({ writeCache: true });\n",
   );
+  const fresh = join(tmp, 'fresh-skills');
+  mkdirSync(join(fresh, 'fresh-skill'), { recursive: true });
+  writeFileSync(
+    join(fresh, 'fresh-skill', 'SKILL.md'),
+    '---\nname: fresh-skill\ndescription: Written by the build. Use it never.\n---\n\n# Fresh\n',
+  );
   try {
-    await warmUp(entry, skillsDir, tmp);
+    await warmUp(join(dist, 'cli.js'), [skillsDir, fresh], tmp);
+    await warmUp(entry, [skillsDir, fresh], tmp);
   } finally {
     rmSync(entry, { force: true });
     rmSync(tmp, { recursive: true, force: true });
   }
 }
 
-function warmUp(entry, skillsDir, tmp) {
+function warmUp(entry, skillsDirs, tmp) {
   const args = [
     entry,
-    '--skills',
-    skillsDir,
+    ...skillsDirs.flatMap((d) => ['--skills', d]),
     '--no-watch',
     '--log-level',
     'error',

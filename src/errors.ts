@@ -5,6 +5,8 @@ export type ErrorCode =
   | 'SKILL_NOT_FOUND'
   | 'SKILL_INVALID'
   | 'SKILL_TOO_LARGE'
+  /** The skill's SKILL.md no longer holds the text that was validated (edited or removed since it was loaded). */
+  | 'SKILL_CHANGED'
   | 'FILE_NOT_FOUND'
   | 'PATH_OUTSIDE_SKILL'
   | 'PATH_INVALID'

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -25,3 +25,13 @@ export const packageRoot = (): string => find().root;
 
 /** The package version, from package.json. */
 export const packageVersion = (): string => find().version;
+
+/**
+ * This build of skills-mcp: the version and the size and modification time of the file this code runs from (the
+ * bundle, once built), so any rebuild or reinstall is another build. What it wrote for itself (the catalog cache)
+ * is not trusted by another.
+ */
+export function packageBuild(): string {
+  const st = statSync(fileURLToPath(import.meta.url));
+  return `${packageVersion()}+${st.size}.${st.mtimeMs}`;
+}

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { dirname } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { ConfigInput } from '../config/config-schema.js';
 import { isSkillsError } from '../errors.js';
@@ -11,14 +12,18 @@ import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
 import { pendingViewKey } from '../audit/postgres/pending-view-key.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
-import { loadCatalog, type Catalog } from '../skills/catalog.js';
+import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
+import { openCatalogCache } from '../skills/open-catalog-cache.js';
+import type { CatalogDiff } from '../skills/diff-catalogs.js';
+import { reloadCatalog } from '../skills/reload-catalog.js';
 import { watchCatalog } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
-import { packageVersion } from '../package-root.js';
+import { resolveLocalBase } from './audit-path.js';
+import { packageBuild, packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 
 export const SERVE_OPTIONS = {
@@ -123,7 +128,15 @@ async function serve(
     return 2;
   }
   const log = createLogger(config.log_level);
-  let catalog: Catalog = loadCatalog(config.skills);
+  // What each skill folder gave at the last start: only folders that changed since are read again.
+  const cache = openCatalogCache({
+    stateDir: dirname(resolveLocalBase(config, io)),
+    roots: config.skills,
+    build: packageBuild(),
+    log,
+  });
+  const cached = cache.take();
+  let catalog: Catalog = loadCatalog(config.skills, { reuse: cached });
   const missing = catalog.findings.filter((f) => f.rule === 'root-missing');
   if (missing.length > 0) {
     io.err(
@@ -132,7 +145,17 @@ async function serve(
     return 2;
   }
   for (const f of catalog.findings) log.warn({ path: f.path, line: f.line, rule: f.rule }, f.message);
-  log.info({ count: catalog.skills.length, roots: config.skills, config: loaded.file }, 'skills loaded');
+  log.info(
+    {
+      count: catalog.skills.length,
+      // Folders taken from the catalog cache unread (they looked as they did when it was saved).
+      cached: catalog.folders.filter((f) => cached.get(f.dir) === f).length,
+      roots: config.skills,
+      config: loaded.file,
+    },
+    'skills loaded',
+  );
+  cache.save(catalog);
 
   const version = packageVersion();
   // With a PostgreSQL log, the consoles of the replicas show each other their waiting approvals, sealed with a key
@@ -147,8 +170,22 @@ async function serve(
   const skillsExtension = config.skills_extension
     ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
     : undefined;
+  const reload = (fresh?: string) =>
+    loadCatalog(config.skills, { reuse: loadsOf(catalog), ...(fresh === undefined ? {} : { fresh }) });
+  const reloading = {
+    load: () => reload(),
+    current: () => catalog,
+    onChange: (next: Catalog, diff: CatalogDiff) => {
+      services.skillPins.observe(next.skills);
+      catalog = next;
+      server.catalogChanged(diff);
+      cache.save(next);
+    },
+    log,
+  };
   const server = createSkillsServer({
     catalog: () => catalog,
+    reloadSkills: (stale) => void reloadCatalog({ ...reloading, load: () => reload(stale.dir) }),
     config,
     log,
     version,
@@ -175,19 +212,7 @@ async function serve(
       .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
   }, 1000);
   probeTimer.unref();
-  const watcher = config.watch
-    ? watchCatalog({
-        roots: config.skills,
-        load: () => loadCatalog(config.skills),
-        current: () => catalog,
-        onChange: (next, diff) => {
-          services.skillPins.observe(next.skills);
-          catalog = next;
-          server.catalogChanged(diff);
-        },
-        log,
-      })
-    : undefined;
+  const watcher = config.watch ? watchCatalog({ roots: config.skills, ...reloading }) : undefined;
   const ctx: ServeContext = {
     config,
     log,
@@ -205,6 +230,7 @@ async function serve(
   } finally {
     clearTimeout(probeTimer);
     watcher?.close();
+    cache.flush();
     await approvalConsole?.close();
     await services.close();
   }

@@ -5,7 +5,7 @@ import {
   type RegisteredTool,
 } from '@modelcontextprotocol/server';
 import type { SessionInfo } from '../runner/session.js';
-import type { CatalogDiff } from '../skills/watch-catalog.js';
+import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
 import { serverInstructions } from './instructions.js';
@@ -41,8 +41,8 @@ interface Live {
   bridge: GateBridge;
   compact: boolean;
   prompts: SkillPrompts;
-  /** Per skill name: its tool (per-skill mode) and the name its prompt is served under. */
-  perSkill: Map<string, { tool?: RegisteredTool; prompt: string }>;
+  /** Per skill name, its tool (per-skill mode). */
+  tools: Map<string, RegisteredTool>;
 }
 
 export function createSkillsServer(deps: ServerDeps): SkillsServer {
@@ -70,13 +70,13 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       ? runSkillTool(withRunner, skill, l.session, l.bridge)
       : skillTool(deps, skill, withRunner !== undefined);
 
+  /** A skill's tool (per-skill mode; in compact mode there is nothing per skill). Its prompt is served with it. */
   const registerSkill = (l: Live, skill: Skill) => {
     try {
-      const tool = l.compact ? undefined : addTool(l, toolFor(l, skill));
-      l.prompts.add(skill);
-      const prompt = skill.toolName;
-      l.perSkill.set(skill.name, tool === undefined ? { prompt } : { tool, prompt });
+      l.tools.set(skill.name, addTool(l, toolFor(l, skill)));
+      l.prompts.include(skill.name);
     } catch (err) {
+      l.prompts.exclude(skill.name);
       deps.log.warn({ err, skill: skill.name }, 'could not register skill');
     }
   };
@@ -104,12 +104,12 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     );
     const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
     const prompts = serveSkillPrompts(server, deps);
-    const l: Live = { server, session, bridge, compact, prompts, perSkill: new Map() };
+    const l: Live = { server, session, bridge, compact, prompts, tools: new Map() };
     const statics: ToolDef<never>[] = [readSkillFileTool(deps)];
     if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
     if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge));
     for (const def of statics) addTool(l, def);
-    for (const skill of catalog.skills) registerSkill(l, skill);
+    if (!compact) for (const skill of catalog.skills) registerSkill(l, skill);
     const extension = deps.skillsExtension?.forSession(deps, session);
     const files = skillFilesResource(deps, extension?.checkRead);
     server.registerResource(files.name, files.template, files.config, (uri, vars) => files.read(uri, vars));
@@ -132,15 +132,17 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     const catalog = deps.catalog();
     for (const l of live) {
       for (const name of [...diff.removed, ...diff.changed]) {
-        const entry = l.perSkill.get(name);
-        entry?.tool?.remove();
-        if (entry !== undefined) l.prompts.remove(entry.prompt);
-        l.perSkill.delete(name);
+        l.tools.get(name)?.remove();
+        l.tools.delete(name);
+        l.prompts.include(name);
       }
-      for (const name of [...diff.added, ...diff.changed]) {
-        const skill = catalog.get(name);
-        if (skill !== undefined) registerSkill(l, skill);
+      if (!l.compact) {
+        for (const name of [...diff.added, ...diff.changed]) {
+          const skill = catalog.get(name);
+          if (skill !== undefined) registerSkill(l, skill);
+        }
       }
+      l.prompts.changed();
       l.server.sendResourceListChanged();
     }
     for (const listener of listeners) listener(diff);

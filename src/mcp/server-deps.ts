@@ -3,12 +3,18 @@ import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Catalog } from '../skills/catalog.js';
+import type { Skill } from '../skills/types.js';
 import type { SkillsExtensionState } from './skills-extension/skills-extension.js';
 
 /** What the MCP layer needs. Passed in; nothing is reached for globally. */
 export interface ServerDeps {
   /** The catalog being served now (replaced on hot reload). */
   catalog: () => Catalog;
+  /**
+   * Reloads the catalog now, reading `stale`'s folder again whatever it looks like: called when its skill file no
+   * longer holds the text that was validated. Without it such a skill's instructions are refused until a reload.
+   */
+  reloadSkills?: (stale: Skill) => void;
   config: Config;
   log: Logger;
   version: string;

@@ -1,6 +1,8 @@
 import type { CallToolResult } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { Skill } from '../skills/types.js';
+import type { ServerDeps } from './server-deps.js';
+import { skillInstructions } from './skill-instructions.js';
 import { mimeTypeOf, skillUri } from './skill-uri.js';
 import { deepFreeze } from './deep-freeze.js';
 
@@ -28,17 +30,22 @@ const built = new WeakMap<Skill, Map<boolean, CallToolResult>>();
 
 /**
  * A skill's instructions and file index, as a tool result the model can act on. Every call of the same skill gets
- * the same content (a fresh top-level object around it), built on the first.
+ * the same content (a fresh top-level object around it), built on the first from the skill file (see
+ * {@link skillInstructions}: a skill whose file changed since it was loaded is reloaded first). Throws what that
+ * throws.
  */
-export function skillView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
-  let forSkill = built.get(skill);
-  if (forSkill === undefined) built.set(skill, (forSkill = new Map<boolean, CallToolResult>()));
-  let view = forSkill.get(opts.canRunScripts);
-  if (view === undefined) forSkill.set(opts.canRunScripts, (view = deepFreeze(buildView(skill, opts))));
-  return { ...view };
+export function skillView(deps: ServerDeps, skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
+  const view = built.get(skill)?.get(opts.canRunScripts);
+  if (view !== undefined) return { ...view };
+  const { skill: current, body } = skillInstructions(deps, skill);
+  let forSkill = built.get(current);
+  if (forSkill === undefined) built.set(current, (forSkill = new Map<boolean, CallToolResult>()));
+  const made = deepFreeze(buildView(current, body, opts));
+  forSkill.set(opts.canRunScripts, made);
+  return { ...made };
 }
 
-function buildView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
+function buildView(skill: Skill, body: string, opts: { canRunScripts: boolean }): CallToolResult {
   const files = skill.files.map((f) => ({ path: f.path, size: f.size, uri: skillUri(skill.name, f.path) }));
   const scripts = skill.files.filter((f) => f.path.startsWith('scripts/')).map((f) => f.path);
   const lines = [
@@ -48,7 +55,7 @@ function buildView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResu
     '',
     '## Instructions',
     '',
-    skill.body.trim(),
+    body.trim(),
     '',
   ];
   lines.push('## Files', '', `Read one with read_skill_file {"skill": "${skill.name}", "path": "<path>"}.`);
@@ -66,7 +73,7 @@ function buildView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResu
     name: skill.name,
     kind: skill.kind,
     description: skill.description,
-    instructions: skill.body,
+    instructions: body,
     files,
     ...(skill.entryPoint === undefined ? {} : { entryPoint: skill.entryPoint }),
   };

@@ -1,4 +1,5 @@
-import { discoverSkills } from './discover-skills.js';
+import { discoverSkills, type SkillCandidate } from './discover-skills.js';
+import { isUnchanged, type FolderLoad } from './folder-load.js';
 import { loadSkill, MAX_SKILL_MD_BYTES } from './load-skill.js';
 import type { Finding, Skill } from './types.js';
 
@@ -11,6 +12,8 @@ export interface Catalog {
   readonly findings: readonly Finding[];
   /** Everything lint reports, in discovery order. */
   readonly lint: readonly Finding[];
+  /** What each candidate folder gave, in discovery order: a later load reuses the ones still unchanged. */
+  readonly folders: readonly FolderLoad[];
   get(name: string): Skill | undefined;
   byToolName(toolName: string): Skill | undefined;
 }
@@ -23,30 +26,62 @@ export const RESERVED_TOOL_NAMES: ReadonlySet<string> = new Set([
   'load_skill',
 ]);
 
+export interface LoadCatalogOptions {
+  /**
+   * Earlier loads by folder (a previous catalog's, or the start-up cache's). A candidate whose earlier load is
+   * stamped and still unchanged ({@link isUnchanged}: one lstat per folder and file) is not read again; every other
+   * one is loaded and stamped.
+   */
+  reuse?: ReadonlyMap<string, FolderLoad>;
+  /** A folder to read again even when it looks unchanged (its skill file no longer held what was validated). */
+  fresh?: string;
+  /** The clock stamps are judged by (tests move it). */
+  now?: () => number;
+}
+
 /** Discovers and loads every skill under the roots. Never throws for bad skills: they are reported and skipped. */
-export function loadCatalog(roots: readonly string[]): Catalog {
+export function loadCatalog(roots: readonly string[], opts: LoadCatalogOptions = {}): Catalog {
   const { candidates, findings: discoveryFindings } = discoverSkills(roots);
   const findings: Finding[] = [...discoveryFindings];
   const lint: Finding[] = [...discoveryFindings];
-  const claims = new Map<string, Skill[]>();
+  const folders: FolderLoad[] = [];
+  /** Each name's first claimant, and every claimant of a name claimed more than once. */
+  const first = new Map<string, Skill>();
+  const shared = new Map<string, Skill[]>();
   // Every SKILL.md is read into this one buffer and decoded from it: thousands of files allocate nothing for bytes.
-  const scratch = Buffer.allocUnsafe(MAX_SKILL_MD_BYTES);
+  let scratch: Buffer | undefined;
+  const stamp = opts.reuse !== undefined;
   for (const c of candidates) {
-    const loaded = loadSkill(c.dir, c.root, c.folderName, c.skillFile, scratch);
-    findings.push(...loaded.findings);
-    lint.push(...loaded.lint);
+    const earlier = opts.reuse?.get(c.dir);
+    const loaded =
+      earlier !== undefined && c.dir !== opts.fresh && isSameCandidate(earlier, c) && isUnchanged(earlier)
+        ? earlier
+        : loadSkill(c, {
+            scratch: (scratch ??= Buffer.allocUnsafe(MAX_SKILL_MD_BYTES)),
+            stamp,
+            ...(opts.now === undefined ? {} : { now: opts.now }),
+          });
+    folders.push(loaded);
+    if (loaded.findings.length > 0) findings.push(...loaded.findings);
+    if (loaded.lint.length > 0) lint.push(...loaded.lint);
     const skill = loaded.skill;
     if (skill === undefined) continue;
-    const same = claims.get(skill.name);
-    if (same === undefined) claims.set(skill.name, [skill]);
-    else same.push(skill);
+    const had = first.get(skill.name);
+    if (had === undefined) {
+      first.set(skill.name, skill);
+      continue;
+    }
+    const claimants = shared.get(skill.name);
+    if (claimants === undefined) shared.set(skill.name, [had, skill]);
+    else claimants.push(skill);
   }
   // A name is an identity: when two folders claim it (one root or several, at start or on reload), neither is
   // served until one is renamed, so a new folder can never take over another's name, rules or grants.
   const served: Skill[] = [];
-  for (const [name, skills] of claims) {
-    if (skills.length === 1) {
-      served.push(skills[0]!);
+  for (const [name, skill] of first) {
+    const skills = shared.get(name);
+    if (skills === undefined) {
+      served.push(skill);
       continue;
     }
     const where = skills.map((k) => k.dir).join(', ');
@@ -61,29 +96,42 @@ export function loadCatalog(roots: readonly string[]): Catalog {
       lint.push(f);
     }
   }
-  return createCatalog(roots, served, findings, lint);
+  return createCatalog(roots, served, findings, lint, folders);
 }
+
+/** A catalog's folder loads by folder, for the next load's `reuse`. */
+export const loadsOf = (catalog: Catalog): Map<string, FolderLoad> =>
+  new Map(catalog.folders.map((f) => [f.dir, f]));
+
+const isSameCandidate = (l: FolderLoad, c: SkillCandidate): boolean =>
+  l.root === c.root && l.folderName === c.folderName && l.knownFile === c.skillFile;
 
 export function createCatalog(
   roots: readonly string[],
   skills: Skill[],
   findings: Finding[],
   lint: Finding[],
+  folders: FolderLoad[] = [],
 ): Catalog {
   const sorted = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-  const byName = new Map(sorted.map((s) => [s.name, s]));
   const byTool = new Map<string, Skill>();
-  for (const s of sorted) {
-    if (byTool.has(s.toolName) || RESERVED_TOOL_NAMES.has(s.toolName)) {
-      s.toolName = uniqueName(s, byTool);
-    }
-    byTool.set(s.toolName, s);
-  }
+  // A skill whose tool name is taken is served as a copy under another: the loaded skill is never changed, so a
+  // later catalog can share it.
+  const served = sorted.map((s) => {
+    const skill =
+      byTool.has(s.toolName) || RESERVED_TOOL_NAMES.has(s.toolName)
+        ? { ...s, toolName: uniqueName(s, byTool) }
+        : s;
+    byTool.set(skill.toolName, skill);
+    return skill;
+  });
+  const byName = new Map(served.map((s) => [s.name, s]));
   return {
     roots,
-    skills: sorted,
+    skills: served,
     findings,
     lint,
+    folders,
     get: (name) => byName.get(name),
     byToolName: (t) => byTool.get(t),
   };

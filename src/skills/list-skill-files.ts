@@ -1,6 +1,7 @@
 import { lstatSync, readdirSync, realpathSync, statSync, type Stats } from 'node:fs';
 import { sep } from 'node:path';
 import { SkillsError } from '../errors.js';
+import { folderStamp, type FolderStamp } from './folder-load.js';
 import type { Finding, SkillFile } from './types.js';
 
 /** Folders and files that are never part of a skill (VCS, caches, OS litter). */
@@ -21,19 +22,37 @@ export const MAX_SKILL_FILES = 5000;
 export const isInside = (parent: string, child: string): boolean =>
   child === parent || child.startsWith(parent + sep);
 
+export interface ListOptions {
+  /**
+   * A top-level file whose stats the caller already holds (the skill file it has just read): when that entry is a
+   * regular file, they stand in for its lstat.
+   */
+  known?: { name: string; stats: Stats };
+  /**
+   * Stamp every folder listed (one lstat each, `top` standing in for the skill folder's), so a later load can tell
+   * whether the listing still holds. No stamps come back when a symlink was met: what it points to can change
+   * without any stamp changing.
+   */
+  stamp?: { top?: Stats };
+}
+
 /**
  * Lists the regular files of a skill folder (`dir` must be a realpath), sorted by POSIX path. Symlinks are followed
  * only when their target stays inside the folder; others are left out with a `file-symlink-escape` finding.
- * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files. `known` is a top-level file whose stats the caller
- * already holds (the skill file it has just read): when that entry is a regular file, they stand in for its lstat.
+ * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files.
  */
 export function listSkillFiles(
   dir: string,
-  known?: { name: string; stats: Stats },
-): { files: SkillFile[]; findings: Finding[] } {
+  opts: ListOptions = {},
+): { files: SkillFile[]; findings: Finding[]; folders?: FolderStamp[] } {
+  const { known, stamp } = opts;
   const files: SkillFile[] = [];
   const findings: Finding[] = [];
+  const folders: FolderStamp[] = [];
+  let linked = false;
   const walk = (abs: string, rel: string) => {
+    if (stamp !== undefined)
+      folders.push(folderStamp(rel, (rel === '' ? stamp.top : undefined) ?? lstatSync(abs)));
     for (const entry of readdirSync(abs, { withFileTypes: true })) {
       if (IGNORED.has(entry.name) || entry.name.endsWith('.pyc')) continue;
       // `abs` is a real folder path and a name holds no separator: no join (and its normalizing) needed.
@@ -50,6 +69,7 @@ export function listSkillFiles(
             ? lstatSync(childAbs)
             : undefined;
       if (st?.isSymbolicLink()) {
+        linked = true;
         let target: string;
         try {
           target = realpathSync(childAbs);
@@ -75,7 +95,14 @@ export function listSkillFiles(
         if (st.isDirectory()) continue; // a link to a folder inside the skill: its files are listed at their real path
       }
       if (!st?.isFile()) continue;
-      files.push({ path: childRel, size: st.size, mode: st.mode & 0o777, mtimeMs: st.mtimeMs });
+      files.push({
+        path: childRel,
+        size: st.size,
+        mode: st.mode & 0o777,
+        mtimeMs: st.mtimeMs,
+        ctimeMs: st.ctimeMs,
+        ino: st.ino,
+      });
       if (files.length > MAX_SKILL_FILES) {
         throw new SkillsError('SKILL_TOO_LARGE', `the skill has more than ${MAX_SKILL_FILES} files`, {
           hint: 'Keep generated data, dependencies and caches out of skill folders.',
@@ -85,5 +112,5 @@ export function listSkillFiles(
   };
   walk(dir, '');
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return { files, findings };
+  return stamp === undefined || linked ? { files, findings } : { files, findings, folders };
 }

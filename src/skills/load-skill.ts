@@ -1,8 +1,12 @@
-import { closeSync, existsSync, fstatSync, openSync, readSync, type Stats } from 'node:fs';
-import { basename, extname, join, sep } from 'node:path';
+import * as crypto from 'node:crypto';
+import { existsSync, lstatSync, openSync } from 'node:fs';
+import { extname, join, sep } from 'node:path';
 import { isSkillsError } from '../errors.js';
+import type { SkillCandidate } from './discover-skills.js';
+import { folderStamp, isSettled, type FolderLoad } from './folder-load.js';
 import { listSkillFiles } from './list-skill-files.js';
-import { lineOfKey, parseSkillFile } from './parse-skill-file.js';
+import { lineOfKey, parseSkillHead } from './parse-skill-file.js';
+import { readSmallFile } from './read-small-file.js';
 import { toolNameFor } from './tool-name.js';
 import type { Finding, Skill, SkillFile } from './types.js';
 import { validateFrontmatter } from './validate-frontmatter.js';
@@ -19,39 +23,62 @@ export const RUNNABLE_EXTENSIONS: ReadonlySet<string> = new Set([
 ]);
 const CONVENTIONAL_ENTRY = /^(scripts\/)?main\.(py|js|mjs|sh)$/;
 
-export interface SkillLoad {
-  skill?: Skill;
-  /** Why the skill was skipped, or soft violations it loaded with. */
-  findings: Finding[];
-  /** Everything lint reports about this skill. */
-  lint: Finding[];
-}
-
 /** The skill file of a folder: `SKILL.md`, else `skill.md`; undefined when neither exists. */
 export function skillFileOf(dir: string): string | undefined {
   for (const name of ['SKILL.md', 'skill.md']) if (existsSync(`${dir}${sep}${name}`)) return name;
   return undefined;
 }
 
+export interface LoadSkillOptions {
+  /** A buffer of at least {@link MAX_SKILL_MD_BYTES} to read into instead of allocating one per file. */
+  scratch?: Buffer;
+  /** Stamp what was read (one more lstat per folder), so a later load can reuse this one while it holds. */
+  stamp?: boolean;
+  /** The clock the stamps are judged by (see {@link isSettled}). */
+  now?: () => number;
+}
+
 /**
- * Loads one skill folder. `dir` is a realpath. Never throws for a bad skill: a skill that cannot be served is returned
- * without `skill` and with the finding that says why. Without `knownFile`, the folder's own `SKILL.md` (else
- * `skill.md`) is opened; a folder with neither is no skill: nothing is returned and nothing reported. `scratch`, a
- * buffer of at least {@link MAX_SKILL_MD_BYTES}, is read into instead of allocating one per file.
+ * Loads one candidate folder (`dir` a realpath). Never throws for a bad skill: a skill that cannot be served comes
+ * back without `skill` and with the finding that says why. Without `skillFile`, the folder's own `SKILL.md` (else
+ * `skill.md`) is opened; a folder with neither is no skill: nothing is loaded and nothing reported.
  */
-export function loadSkill(
-  dir: string,
-  root: string,
-  folderName = basename(dir),
-  knownFile?: string,
-  scratch?: Buffer,
-): SkillLoad {
-  const read = openSkillFile(dir, knownFile);
-  if (read === undefined) return { findings: [], lint: [] };
+export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): FolderLoad {
+  const { dir, root, folderName } = c;
+  const startedMs = opts.stamp === true ? (opts.now ?? Date.now)() : 0;
+  const top = opts.stamp === true ? lstatSync(dir) : undefined;
+  const result = (
+    r: Pick<FolderLoad, 'skill' | 'findings' | 'lint'>,
+    stamps?: FolderLoad['stamps'],
+  ): FolderLoad => ({
+    dir,
+    root,
+    folderName,
+    ...(c.skillFile === undefined ? {} : { knownFile: c.skillFile }),
+    ...r,
+    ...(stamps !== undefined && isSettled(stamps, startedMs) ? { stamps } : {}),
+  });
+  const read = openSkillFile(dir, c.skillFile);
+  const topStamps = (files: SkillFile[]) =>
+    top === undefined ? undefined : { folders: [folderStamp('', top)], files };
+  if (read === undefined) return result({ findings: [], lint: [] }, topStamps([]));
   const skillFile = read.name;
   const path = join(dir, skillFile);
-  const skip = (finding: Finding): SkillLoad => ({ findings: [finding], lint: [finding] });
-  const { stats, bytes } = readSmallFile(read.fd, MAX_SKILL_MD_BYTES, scratch);
+  const { stats, bytes } = readSmallFile(read.fd, MAX_SKILL_MD_BYTES, opts.scratch);
+  const skip = (finding: Finding): FolderLoad =>
+    result(
+      skipped(finding),
+      topStamps([
+        {
+          path: skillFile,
+          size: stats.size,
+          mode: stats.mode & 0o777,
+          mtimeMs: stats.mtimeMs,
+          ctimeMs: stats.ctimeMs,
+          ino: stats.ino,
+        },
+      ]),
+    );
   const size = stats.size;
   if (bytes === undefined) {
     return skip({
@@ -61,24 +88,31 @@ export function loadSkill(
       message: `${skillFile} is ${(size / 1048576).toFixed(1)} MiB; the limit is 1 MiB (move long material to references/)`,
     });
   }
-  const parsed = parseSkillFile(bytes, path);
+  const parsed = parseSkillHead(bytes, path);
   if (!parsed.ok) return skip(parsed.finding);
-  const { frontmatter, rawFrontmatter, body, bodyLine } = parsed.parsed;
+  const { frontmatter, rawFrontmatter, bodyLine } = parsed.parsed;
   const v = validateFrontmatter(frontmatter, rawFrontmatter, folderName, path);
   if (v.fields === undefined) return skip(v.fatal!);
+  const sha256 = skillFileSha256(bytes);
 
-  let listing: { files: SkillFile[]; findings: Finding[] };
+  let listing: ReturnType<typeof listSkillFiles>;
   try {
     // The skill file's fstat stands in for its lstat when the listing finds it a regular file (not a link).
-    listing = listSkillFiles(dir, { name: skillFile, stats });
+    listing = listSkillFiles(dir, {
+      known: { name: skillFile, stats },
+      ...(top === undefined ? {} : { stamp: { top } }),
+    });
   } catch (e) {
     if (!isSkillsError(e)) throw e;
-    return skip({
-      path: dir,
-      rule: 'too-many-files',
-      severity: 'error',
-      message: `${e.message}; ${e.hint ?? ''}`.trim(),
-    });
+    // Not stamped: the walk stopped part way.
+    return result(
+      skipped({
+        path: dir,
+        rule: 'too-many-files',
+        severity: 'error',
+        message: `${e.message}; ${e.hint ?? ''}`.trim(),
+      }),
+    );
   }
   const warnings = [...v.warnings, ...listing.findings];
   const lint = [...v.lint, ...listing.findings];
@@ -103,7 +137,7 @@ export function loadSkill(
     dir,
     root,
     skillFile,
-    body,
+    skillFileSha256: sha256,
     bodyLine,
     frontmatter,
     kind: entryPoint === undefined ? 'instruction' : 'executable',
@@ -114,8 +148,13 @@ export function loadSkill(
     ...(entryPoint === undefined ? {} : { entryPoint }),
     ...(inputSchema === undefined ? {} : { inputSchema }),
   };
-  return { skill, findings: warnings, lint };
+  return result(
+    { skill, findings: warnings, lint },
+    listing.folders === undefined ? undefined : { folders: listing.folders, files: listing.files },
+  );
 }
+
+const skipped = (finding: Finding) => ({ findings: [finding], lint: [finding] });
 
 /**
  * Opens the skill file: `name` when given, else `SKILL.md`, else `skill.md`. Undefined when the file does not exist;
@@ -134,23 +173,13 @@ function openSkillFile(dir: string, name: string | undefined): { fd: number; nam
 }
 
 /**
- * An open file's stats, and its bytes when it is at most `limit` bytes long; closes it. One fstat and read (a
- * catalog of thousands of skills spends most of its start-up in such system calls). The bytes are a view of
- * `scratch` when one is given, so they are valid until the next read into it.
+ * The digest a skill keeps of its skill file's bytes (see {@link Skill.skillFileSha256}). The one-shot `hash` (Node
+ * 20.12 and later) costs a third less than a Hash object per file, which thousands of skills notice.
  */
-function readSmallFile(fd: number, limit: number, scratch?: Buffer): { stats: Stats; bytes?: Buffer } {
-  try {
-    const stats = fstatSync(fd);
-    const size = stats.size;
-    if (size > limit) return { stats };
-    const bytes = scratch !== undefined && scratch.length >= size ? scratch : Buffer.allocUnsafe(size);
-    let read = 0;
-    for (let n = 1; read < size && n > 0; read += n) n = readSync(fd, bytes, read, size - read, null);
-    return { stats, bytes: bytes.subarray(0, read) };
-  } finally {
-    closeSync(fd);
-  }
-}
+export const skillFileSha256 = (bytes: Uint8Array): string =>
+  typeof crypto.hash === 'function'
+    ? crypto.hash('sha256', bytes, 'base64')
+    : crypto.createHash('sha256').update(bytes).digest('base64');
 
 function pickEntryPoint(
   declared: string | undefined,

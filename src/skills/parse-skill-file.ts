@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { createRequire } from 'node:module';
 import type { Finding } from './types.js';
 import { parseFlatYaml } from './parse-flat-yaml.js';
@@ -57,20 +58,75 @@ const countLines = (s: string): number => {
 
 /** Decodes and parses a SKILL.md. Never throws: a file that cannot be read as a skill gives one finding. */
 export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
-  const fail = (rule: string, message: string, line?: number): ParseOutcome => ({
+  const fail = failure(path);
+  const text = decodeText(bytes);
+  return text === undefined ? notText(fail) : parseText(text, fail, true)!;
+}
+
+/**
+ * What the catalog needs of a SKILL.md: {@link parseSkillFile} without the body (`body` is ''). The same outcome,
+ * findings included, for every file; for the common file (no BOM, no CR, flat frontmatter) only the bytes up to
+ * the closing `---` line are decoded, so the catalog's strings hold on to the frontmatter, never to the whole file.
+ */
+export function parseSkillHead(bytes: Buffer, path: string): ParseOutcome {
+  const fail = failure(path);
+  const plain =
+    !(bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) && !bytes.includes(0x0d) && isText(bytes);
+  const end = plain ? closingLineEnd(bytes) : undefined;
+  const head = end === undefined ? undefined : parseText(decoder.decode(bytes.subarray(0, end)), fail, false);
+  if (head !== undefined) return head;
+  const whole = parseSkillFile(bytes, path);
+  return whole.ok ? { ok: true, parsed: { ...whole.parsed, body: '' } } : whole;
+}
+
+const failure =
+  (path: string) =>
+  (rule: string, message: string, line?: number): ParseOutcome => ({
     ok: false,
     finding: { path, rule, severity: 'error', message, ...(line === undefined ? {} : { line }) },
   });
+
+/** UTF-8 without NUL bytes: what a SKILL.md must be. */
+const isText = (bytes: Uint8Array): boolean => !bytes.includes(0) && isUtf8(bytes);
+
+const notText = (fail: ReturnType<typeof failure>) =>
+  fail('not-text', 'the file is not UTF-8 text (binary content?); a SKILL.md must be markdown');
+
+/** The text of a SKILL.md without a BOM and with LF line ends; undefined when it is not text. */
+function decodeText(bytes: Uint8Array): string | undefined {
   let text: string;
   try {
-    if (bytes.includes(0)) throw new Error('NUL byte');
+    if (bytes.includes(0)) return undefined;
     text = decoder.decode(bytes);
   } catch {
-    return fail('not-text', 'the file is not UTF-8 text (binary content?); a SKILL.md must be markdown');
+    return undefined;
   }
   // Checked first, so the common file (no BOM, no CR) is not copied.
   if (text.charCodeAt(0) === 0xfeff) text = text.slice(1);
   if (text.includes('\r')) text = text.replace(/\r\n?/g, '\n');
+  return text;
+}
+
+/**
+ * Where the line that closes the frontmatter ends (after its newline), found as {@link CLOSING} finds it in the
+ * decoded text: in UTF-8 the bytes of `\n`, `-`, space and tab never occur inside another character, so byte and
+ * text positions of that match agree up to it. Undefined when there is none.
+ */
+function closingLineEnd(bytes: Buffer): number | undefined {
+  for (let i = bytes.indexOf('\n---', 3); i !== -1; i = bytes.indexOf('\n---', i + 1)) {
+    let j = i + 4;
+    while (j < bytes.length && (bytes[j] === 0x20 || bytes[j] === 0x09)) j++;
+    if (j === bytes.length) return j;
+    if (bytes[j] === 0x0a) return j + 1;
+  }
+  return undefined;
+}
+
+/**
+ * Parses decoded text. With `whole` false the text may end right after the closing line (a head): undefined then
+ * when the frontmatter needs the full parser, which reads the whole file.
+ */
+function parseText(text: string, fail: ReturnType<typeof failure>, whole: boolean): ParseOutcome | undefined {
   if (!text.startsWith('---')) {
     return fail(
       'frontmatter-missing',
@@ -99,17 +155,17 @@ export function parseSkillFile(bytes: Uint8Array, path: string): ParseOutcome {
   const flat =
     plainClose && text.indexOf('\n---', 3) === close.index ? parseFlatYaml(rawFrontmatter) : undefined;
   if (flat !== undefined) {
-    const body = text.slice(afterClose);
     return {
       ok: true,
       parsed: {
         frontmatter: flat,
         rawFrontmatter,
-        body,
+        body: whole ? text.slice(afterClose) : '',
         bodyLine: countLines(text.slice(0, afterClose)) + 1,
       },
     };
   }
+  if (!whole) return undefined;
   return parseWithGrayMatter(text, fail);
 }
 

@@ -23,6 +23,9 @@ export interface SkillFile {
   mode: number;
   /** Modification time when the skill was listed (ms since the epoch), so reloads see same-size edits. */
   mtimeMs?: number;
+  /** Status-change time (ms since the epoch) and inode when listed: with size and mtime, what a reload compares. */
+  ctimeMs?: number;
+  ino?: number;
 }
 
 export type SkillKind = 'instruction' | 'executable';
@@ -57,8 +60,11 @@ export interface Skill {
   root: string;
   /** `SKILL.md` or `skill.md`. */
   skillFile: string;
-  /** Markdown body after the frontmatter. */
-  body: string;
+  /**
+   * sha256 (base64) of the skill file's bytes when it was validated. The body after the frontmatter is not kept in
+   * memory: `readSkillBody` reads it again and serves it only while the file still holds these bytes.
+   */
+  skillFileSha256: string;
   /** 1-based line where the body starts in the skill file. */
   bodyLine: number;
   /** Every frontmatter field as parsed (unknown fields kept). */

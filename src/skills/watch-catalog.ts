@@ -1,13 +1,10 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { Logger } from '../log.js';
 import type { Catalog } from './catalog.js';
-import type { Skill } from './types.js';
+import type { CatalogDiff } from './diff-catalogs.js';
+import { reloadCatalog } from './reload-catalog.js';
 
-export interface CatalogDiff {
-  added: string[];
-  removed: string[];
-  changed: string[];
-}
+export type { CatalogDiff } from './diff-catalogs.js';
 
 export interface CatalogWatcher {
   close(): void;
@@ -24,29 +21,6 @@ export interface WatchOptions {
   debounceMs?: number;
 }
 
-const fingerprint = (s: Skill): string =>
-  JSON.stringify([
-    s.toolName,
-    s.description,
-    s.body,
-    s.kind,
-    s.entryPoint,
-    s.inputSchema,
-    s.dir,
-    s.files,
-    s.frontmatter,
-  ]);
-
-export function diffCatalogs(prev: Catalog, next: Catalog): CatalogDiff {
-  const before = new Map(prev.skills.map((s) => [s.name, fingerprint(s)]));
-  const after = new Map(next.skills.map((s) => [s.name, fingerprint(s)]));
-  return {
-    added: [...after.keys()].filter((n) => !before.has(n)),
-    removed: [...before.keys()].filter((n) => !after.has(n)),
-    changed: [...after.keys()].filter((n) => before.has(n) && before.get(n) !== after.get(n)),
-  };
-}
-
 /**
  * Watches the roots (recursively) and reloads the catalog after changes settle. A broken edit only drops or keeps
  * back the broken skill: the reload itself never throws, and a failed reload keeps the current catalog.
@@ -56,18 +30,7 @@ export function watchCatalog(opts: WatchOptions): CatalogWatcher {
   let timer: NodeJS.Timeout | undefined;
   const reload = () => {
     timer = undefined;
-    let next: Catalog;
-    try {
-      next = opts.load();
-    } catch (err) {
-      log.error({ err }, 'skill reload failed; still serving the previous skills');
-      return;
-    }
-    const diff = diffCatalogs(opts.current(), next);
-    if (diff.added.length + diff.removed.length + diff.changed.length === 0) return;
-    for (const f of next.findings) log.warn({ path: f.path, rule: f.rule }, f.message);
-    log.info({ ...diff, count: next.skills.length }, 'skills reloaded');
-    opts.onChange(next, diff);
+    reloadCatalog(opts);
   };
   const schedule = () => {
     if (timer !== undefined) clearTimeout(timer);

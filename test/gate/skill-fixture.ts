@@ -24,7 +24,7 @@ export async function writeSkill(
     dir,
     root,
     skillFile: 'SKILL.md',
-    body: '',
+    skillFileSha256: '',
     bodyLine: 1,
     frontmatter: {},
     kind: extra.entryPoint === undefined ? 'instruction' : 'executable',

@@ -12,6 +12,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadCatalog, type Catalog } from '../../src/skills/catalog.js';
+import { readSkillBody } from '../../src/skills/read-skill-body.js';
 import type { Finding } from '../../src/skills/types.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
 
@@ -108,7 +109,7 @@ describe('catalog over the bad-input fixture corpus', () => {
   it('strips the BOM and CRLF line endings', () => {
     const s = catalog.get('bom-crlf')!;
     expect(s.description).not.toContain('\r');
-    expect(s.body).not.toContain('\r');
+    expect(readSkillBody(s)).not.toContain('\r');
   });
 
   it('keeps a symlinked file that leaves the skill out of its file list', () => {
@@ -194,7 +195,9 @@ describe('catalog limits', () => {
     expect(c.findings).toEqual([]);
     const plain = c.get('plain')!.files;
     const st = lstatSync(join(root, 'plain', 'SKILL.md'));
-    expect(plain).toEqual([{ path: 'SKILL.md', size: st.size, mode: 0o640, mtimeMs: st.mtimeMs }]);
+    expect(plain).toEqual([
+      { path: 'SKILL.md', size: st.size, mode: 0o640, mtimeMs: st.mtimeMs, ctimeMs: st.ctimeMs, ino: st.ino },
+    ]);
     // A link to a file inside the skill is listed at both paths, with the target's stats.
     const target = statSync(join(root, 'linked', 'docs', 'real.md'));
     expect(c.get('linked')!.files.map((f) => [f.path, f.size, f.mtimeMs])).toEqual([

@@ -3,6 +3,7 @@ import type { GetPromptResult, Prompt } from '@modelcontextprotocol/server';
 import * as z from 'zod';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
+import { skillInstructions } from '../skill-instructions.js';
 
 export const PromptArgsSchema = z.object({
   request: z.string().max(100_000).optional().describe('What you want done with this skill (optional).'),
@@ -21,14 +22,17 @@ export const skillPromptEntry = (skill: Skill): Prompt => ({
   arguments: PROMPT_ARGUMENTS,
 });
 
-/** The prompt itself: a user message with the skill's current instructions and the request. */
+/**
+ * The prompt itself: a user message with the skill's current instructions and the request. Throws what
+ * {@link skillInstructions} throws.
+ */
 export function skillPromptMessages(
   deps: ServerDeps,
   skill: Skill,
   { request }: z.infer<typeof PromptArgsSchema>,
 ): GetPromptResult {
-  const current = deps.catalog().get(skill.name) ?? skill;
-  const parts = [`Use the "${current.name}" skill. Its instructions follow.`, '', current.body.trim()];
+  const { skill: current, body } = skillInstructions(deps, deps.catalog().get(skill.name) ?? skill);
+  const parts = [`Use the "${current.name}" skill. Its instructions follow.`, '', body.trim()];
   if (current.files.length > 1) {
     parts.push(
       '',

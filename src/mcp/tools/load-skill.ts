@@ -20,7 +20,7 @@ export const loadSkillTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>> 
   skillOf: ({ skill }) => skill,
   handler: ({ skill }) => {
     try {
-      return skillView(findSkill(deps.catalog(), skill), { canRunScripts: false });
+      return skillView(deps, findSkill(deps.catalog(), skill), { canRunScripts: false });
     } catch (err) {
       return toolError(err, deps.log);
     }

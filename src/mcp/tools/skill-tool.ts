@@ -3,7 +3,7 @@ import * as z from 'zod';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
 import { SkillViewSchema, skillView } from '../skill-view.js';
-import { skillRemoved } from '../tool-error.js';
+import { skillRemoved, toolError } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
 import { memoJsonSchema } from '../memo-json-schema.js';
 
@@ -32,7 +32,11 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
       if (current === undefined) {
         return skillRemoved(skill.name, deps.log);
       }
-      return skillView(current, { canRunScripts });
+      try {
+        return skillView(deps, current, { canRunScripts });
+      } catch (err) {
+        return toolError(err, deps.log);
+      }
     },
   };
 };

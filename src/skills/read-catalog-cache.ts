@@ -1,0 +1,133 @@
+import { createHash } from 'node:crypto';
+import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
+import { sep } from 'node:path';
+import {
+  DEFAULT_REQUESTS,
+  frontmatterName,
+  CATALOG_CACHE_FORMAT,
+  CATALOG_CACHE_VERSION,
+  MAX_CATALOG_CACHE_BYTES,
+  isCachedLoad,
+  type CacheHeader,
+  type CachedLoad,
+} from './catalog-cache-format.js';
+import type { FolderLoad } from './folder-load.js';
+import { toolNameFor } from './tool-name.js';
+import type { Skill } from './types.js';
+
+/** What a cache file must have been written for: this build, these roots. */
+export interface CatalogCacheKey {
+  build: string;
+  roots: readonly string[];
+}
+
+/**
+ * The folder loads a catalog cache file holds, by folder. Never throws: the map is empty when there is no file or
+ * when the file cannot be trusted — not the user's own private regular file, over the size limit, foreign, from
+ * another build or for other roots, truncated or altered (its digest), not JSON — and `problem` then says why. A
+ * record of an unexpected shape is left out: its folder is read again.
+ */
+export function readCatalogCache(
+  file: string,
+  key: CatalogCacheKey,
+): { loads: Map<string, FolderLoad>; problem?: string } {
+  const loads = new Map<string, FolderLoad>();
+  const none = (problem?: string) => (problem === undefined ? { loads } : { loads, problem });
+  let payload: unknown;
+  try {
+    const bytes = readPrivateFile(file);
+    if (bytes === undefined || typeof bytes === 'string') return none(bytes);
+    const nl = bytes.indexOf(0x0a);
+    if (nl === -1) return none('no header line');
+    const header = JSON.parse(bytes.subarray(0, nl).toString('utf8')) as Partial<CacheHeader> | null;
+    if (header?.format !== CATALOG_CACHE_FORMAT) return none('not a catalog cache');
+    if (header.version !== CATALOG_CACHE_VERSION) return none('another version of the format');
+    if (header.build !== key.build) return none('written by another build');
+    if (!Array.isArray(header.roots) || !sameList(header.roots, key.roots))
+      return none('written for other roots');
+    const body = bytes.subarray(nl + 1);
+    if (body.length !== header.bytes) return none('truncated or extended');
+    if (createHash('sha256').update(body).digest('base64') !== header.sha256) return none('digest mismatch');
+    payload = JSON.parse(body.toString('utf8'));
+  } catch (err) {
+    return none(`unreadable: ${(err as Error).message}`);
+  }
+  const p = payload as { roots?: unknown; loads?: unknown } | null;
+  if (p === null || typeof p !== 'object' || !Array.isArray(p.roots) || !Array.isArray(p.loads))
+    return none('no roots and loads');
+  const roots = p.roots as unknown[];
+  if (!roots.every((r) => typeof r === 'string' && r !== '')) return none('bad roots');
+  for (const r of p.loads as unknown[]) {
+    if (!isCachedLoad(r, roots.length)) continue;
+    const load = toLoad(r, roots as string[]);
+    loads.set(load.dir, load);
+  }
+  return { loads };
+}
+
+/**
+ * The file's bytes; undefined when there is none; a reason when it is not a regular file of this user that no one
+ * else may write, or is too large. A symlink is not followed.
+ */
+function readPrivateFile(file: string): Buffer | string | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    return `cannot open it: ${(err as Error).message}`;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) return 'not a regular file';
+    const uid = process.getuid?.();
+    if (uid !== undefined && st.uid !== uid) return 'owned by another user';
+    if ((st.mode & 0o022) !== 0) return 'writable by others';
+    if (st.size > MAX_CATALOG_CACHE_BYTES) return 'over the size limit';
+    const bytes = Buffer.allocUnsafe(st.size);
+    let off = 0;
+    for (let n = 1; off < bytes.length && n > 0; off += n)
+      n = readSync(fd, bytes, off, bytes.length - off, off);
+    return bytes.subarray(0, off);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+const sameList = (a: readonly unknown[], b: readonly string[]) =>
+  a.length === b.length && a.every((x, i) => x === b[i]);
+
+/** Shared by every load that has none (frozen: nothing changes a loaded skill's findings). */
+const NONE = Object.freeze([]) as unknown as never[];
+
+/**
+ * A record as the load it was made from (see `writeCatalogCache`). The parsed objects become the load's own: the
+ * records are not copied.
+ */
+function toLoad(r: CachedLoad, roots: readonly string[]): FolderLoad {
+  const root = roots[r.root]!;
+  const dir = r.dir ?? `${root}${sep}${r.folderName}`;
+  const s = r.skill;
+  const load: FolderLoad = {
+    dir,
+    root,
+    folderName: r.folderName,
+    findings: r.findings ?? NONE,
+    lint: r.lint ?? NONE,
+    stamps: { folders: r.folders, files: s?.files ?? r.files ?? NONE },
+  };
+  if (r.knownFile !== undefined) load.knownFile = r.knownFile;
+  if (s === undefined) return load;
+  const skill = s as Skill;
+  skill.name = s.name ?? frontmatterName(s.frontmatter)!;
+  skill.description ??= String(s.frontmatter.description).trim();
+  skill.toolName = toolNameFor(skill.name);
+  skill.dir = dir;
+  skill.root = root;
+  skill.allowedTools ??= NONE;
+  skill.requests ??= DEFAULT_REQUESTS;
+  skill.warnings ??= NONE;
+  load.skill = skill;
+  load.findings = skill.warnings;
+  return load;
+}

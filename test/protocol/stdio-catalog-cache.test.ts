@@ -1,0 +1,56 @@
+import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { SETTLE_MS } from '../../src/skills/folder-load.js';
+import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { repoRoot } from '../helpers/temp-dir.js';
+
+/** The newest status-change time of anything under `dir`. */
+function newestChange(dir: string): number {
+  let newest = statSync(dir).ctimeMs;
+  for (const e of readdirSync(dir, { withFileTypes: true, recursive: true })) {
+    newest = Math.max(newest, statSync(join(e.parentPath, e.name)).ctimeMs);
+  }
+  return newest;
+}
+
+describe('a second start over the same state folder', () => {
+  let c: Connected | undefined;
+  afterEach(async () => c?.close());
+
+  it('takes the unchanged skill folders from the catalog cache and serves the same', async () => {
+    // The package's own skills, read only. A folder changed moments ago is never cached: wait until it would be.
+    const skills = join(repoRoot, 'skills');
+    await waitFor(
+      () => Date.now() > newestChange(skills) + SETTLE_MS + 100,
+      SETTLE_MS + 5_000,
+      'settled files',
+    );
+    const state = mkdtempSync(join(tmpdir(), 'skills-mcp-state-'));
+    const serve = async () => {
+      c = await connectStdio({
+        era: 'legacy',
+        args: ['--skills', skills, '--no-watch', '--log-level', 'info'],
+        env: { SKILLS_MCP_AUDIT: join(state, 'audit.db') },
+      });
+      const tools = (await c.client.listTools()).tools.map((t) => t.name);
+      const call = await c.client.callTool({ name: 'commit-message', arguments: {} });
+      const stderr = c.stderr();
+      await c.close();
+      c = undefined;
+      return { tools, call, stderr };
+    };
+    const first = await serve();
+    expect(first.stderr).toContain('"cached":0');
+    const folder = join(state, 'catalog-cache');
+    const files = readdirSync(folder);
+    expect(files).toHaveLength(1);
+    expect(statSync(join(folder, files[0]!)).mode & 0o777).toBe(0o600);
+
+    const second = await serve();
+    expect(second.stderr).toContain('"cached":4');
+    expect(second.tools).toEqual(first.tools);
+    expect(second.call).toEqual(first.call);
+  });
+});
