@@ -8,6 +8,7 @@ import type { AuditEvent } from './types.js';
 import { relayLogLine } from './worker-log.js';
 import {
   decodeError,
+  type WireError,
   type WorkerMessage,
   type WorkerOp,
   type WorkerRequest,
@@ -131,6 +132,10 @@ export function openAuditWorker(options: AuditWorkerOptions): Promise<AuditWorke
     append: (input) => request({ m: 'append', input }),
     appendMany: (inputs) => request({ m: 'appendMany', inputs }),
     appendAsync: (input) => request({ m: 'append', input }),
+    appendGroups: async (groups) =>
+      (await request<(WireError | null)[]>({ m: 'appendGroups', groups })).map((e) =>
+        e === null ? undefined : decodeError(e),
+      ),
     endSession: (sessionId, reason) => request({ m: 'endSession', sessionId, reason }),
     sessionState: (sessionId) => request({ m: 'sessionState', sessionId }),
     sessionEvents: (sessionId, types) => request({ m: 'sessionEvents', sessionId, types }),

@@ -13,10 +13,13 @@ import {
   type WorkerSettings,
 } from './worker-protocol.js';
 
-type WriteOp = Extract<WorkerOp, { m: 'startSession' | 'append' | 'appendMany' | 'endSession' }>;
+type WriteOp = Extract<
+  WorkerOp,
+  { m: 'startSession' | 'append' | 'appendMany' | 'appendGroups' | 'endSession' }
+>;
 type ReadOp = Exclude<WorkerOp, WriteOp | { m: 'close' }>;
 
-const WRITES = new Set<WorkerOp['m']>(['startSession', 'append', 'appendMany', 'endSession']);
+const WRITES = new Set<WorkerOp['m']>(['startSession', 'append', 'appendMany', 'appendGroups', 'endSession']);
 const isWrite = (op: WorkerOp): op is WriteOp => WRITES.has(op.m);
 
 /**
@@ -55,6 +58,15 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
         return store.append(op.input);
       case 'appendMany':
         return store.appendMany(op.inputs);
+      case 'appendGroups':
+        return op.groups.map((g) => {
+          try {
+            store.appendMany(g);
+            return null;
+          } catch (e) {
+            return encodeError(e);
+          }
+        });
       case 'endSession':
         return store.endSession(op.sessionId, op.reason);
     }

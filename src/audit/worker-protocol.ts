@@ -17,6 +17,8 @@ export type WorkerRequest =
   | { m: 'startSession'; input: SessionStartInput; sessionId: string | undefined }
   | { m: 'append'; input: AppendInput }
   | { m: 'appendMany'; inputs: readonly AppendInput[] }
+  /** Answered with one `WireError` or null per group. */
+  | { m: 'appendGroups'; groups: readonly (readonly AppendInput[])[] }
   | { m: 'endSession'; sessionId: string; reason: SessionEndReason }
   | { m: 'sessionState'; sessionId: string }
   | { m: 'sessionEvents'; sessionId: string; types: readonly EventType[] | undefined }
