@@ -3,6 +3,7 @@ import * as z from 'zod';
 import type { Skill } from '../skills/types.js';
 import { mimeTypeOf, skillUri } from './skill-uri.js';
 import { deepFreeze } from './deep-freeze.js';
+import { rememberResultJson } from './result-json.js';
 
 export const SkillViewSchema = z.object({
   name: z.string().describe('Skill name.'),
@@ -28,13 +29,17 @@ const built = new WeakMap<Skill, Map<boolean, CallToolResult>>();
 
 /**
  * A skill's instructions and file index, as a tool result the model can act on. Every call of the same skill gets
- * the same content (a fresh top-level object around it), built on the first.
+ * the same content (a fresh top-level object around it), built on the first; its JSON is made then too, and the
+ * stdio transport writes it as it is (`rememberResultJson`).
  */
 export function skillView(skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
   let forSkill = built.get(skill);
   if (forSkill === undefined) built.set(skill, (forSkill = new Map<boolean, CallToolResult>()));
   let view = forSkill.get(opts.canRunScripts);
-  if (view === undefined) forSkill.set(opts.canRunScripts, (view = deepFreeze(buildView(skill, opts))));
+  if (view === undefined) {
+    forSkill.set(opts.canRunScripts, (view = deepFreeze(buildView(skill, opts))));
+    rememberResultJson(view);
+  }
   return { ...view };
 }
 

@@ -22,24 +22,24 @@ export interface ReadOnlyRecords {
 export const READ_ONLY_BATCH_MS = 10;
 
 interface Waiting {
+  info: SessionInfo;
   tool: string;
   skill: string | null;
   input: unknown;
   ok: boolean;
   live: ReturnType<LiveSessions['get']>;
-  written: () => void;
 }
 
 /**
  * Read-only calls run no code, so their record need not precede the answer: it is written after it, off the
  * answer's path (the input's summary too). Records of the calls made within {@link READ_ONLY_BATCH_MS} of each
- * other share one transaction and one fsync. The session is claimed and the write tracked at once, so ending the
- * session right after writes the waiting records first.
+ * other share one transaction and one fsync. Ending a session writes its waiting records first.
  */
 export function createReadOnlyRecords(
   deps: Pick<RunnerDeps, 'audit' | 'log'>,
   sessions: LiveSessions,
 ): ReadOnlyRecords {
+  /** Per session, the batches holding its records that are not durable yet (each settles, never rejects). */
   const inFlight = new Map<string, Set<Promise<void>>>();
   let waiting: Waiting[] = [];
   let timer: NodeJS.Timeout | undefined;
@@ -73,21 +73,16 @@ export function createReadOnlyRecords(
     const groups: AppendInput[][] = [];
     lives.forEach((l, i) => {
       const w = batch[i]!;
-      if (l.status === 'rejected') {
-        failed(w, l.reason);
-        w.written();
-        return;
-      }
+      if (l.status === 'rejected') return failed(w, l.reason);
       owners.push(w);
       groups.push(eventsOf(w, l.value));
     });
+    if (groups.length === 0) return;
     try {
       const errors = await audit.appendGroups(groups);
       errors.forEach((err, i) => err !== undefined && failed(owners[i]!, err));
     } catch (err) {
       for (const w of owners) failed(w, err);
-    } finally {
-      for (const w of owners) w.written();
     }
   };
 
@@ -97,23 +92,31 @@ export function createReadOnlyRecords(
       .then(async (s) => {
         await Promise.all(eventsOf(w, s).map((ev) => audit.appendAsync(ev)));
       })
-      .catch((err: unknown) => failed(w, err))
-      .finally(w.written);
+      .catch((err: unknown) => failed(w, err));
 
-  const write = async (batch: Waiting[]) => {
+  /** Settles once every record of the batch is durable or logged as lost; never rejects. */
+  const write = async (batch: Waiting[]): Promise<void> => {
     let audit: CallLog;
     try {
       audit = await deps.audit();
     } catch (err) {
-      for (const w of batch) {
-        failed(w, err);
-        w.written();
-      }
+      for (const w of batch) failed(w, err);
       return;
     }
     if (audit.appendGroups !== undefined)
       return writeGroups(audit as Parameters<typeof writeGroups>[0], batch);
-    for (const w of batch) void writeOne(audit, w);
+    await Promise.all(batch.map((w) => writeOne(audit, w)));
+  };
+
+  const track = (sessionId: string, written: Promise<void>) => {
+    let batches = inFlight.get(sessionId);
+    if (batches === undefined) inFlight.set(sessionId, (batches = new Set()));
+    const mine = batches;
+    mine.add(written);
+    void written.then(() => {
+      mine.delete(written);
+      if (mine.size === 0 && inFlight.get(sessionId) === mine) inFlight.delete(sessionId);
+    });
   };
 
   const flush = () => {
@@ -121,28 +124,20 @@ export function createReadOnlyRecords(
     timer = undefined;
     const batch = waiting;
     waiting = [];
-    if (batch.length > 0) void write(batch);
+    if (batch.length === 0) return;
+    const written = write(batch);
+    for (const id of new Set(batch.map((w) => w.info.id))) track(id, written);
   };
 
   const record = (info: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean) => {
-    let writes = inFlight.get(info.id);
-    if (writes === undefined) inFlight.set(info.id, (writes = new Set()));
-    const tracked = writes;
-    const done = new Promise<void>((resolve) =>
-      waiting.push({ tool, skill, input, ok, live: sessions.get(info), written: resolve }),
-    ).finally(() => {
-      tracked.delete(done);
-      if (tracked.size === 0) inFlight.delete(info.id);
-    });
-    tracked.add(done);
+    waiting.push({ info, tool, skill, input, ok, live: sessions.get(info) });
     timer ??= setTimeout(flush, READ_ONLY_BATCH_MS);
   };
 
   const settled = async (sessionId: string) => {
-    const writes = inFlight.get(sessionId);
-    if (writes === undefined) return;
-    flush();
-    await Promise.all([...writes]);
+    if (waiting.some((w) => w.info.id === sessionId)) flush();
+    const batches = inFlight.get(sessionId);
+    if (batches !== undefined) await Promise.all([...batches]);
   };
   return { record, settled };
 }
