@@ -107,7 +107,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
   const resourceHost = oauth === undefined ? undefined : hostnameOf(new URL(oauth.resource).host);
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
   const now = opts.now ?? Date.now;
-  const build = (session: SessionInfo) => opts.server.build(session);
+  const build = (session: SessionInfo, tool?: string) => opts.server.build(session, tool);
   const onEnd: SessionEndListener = opts.onSessionEnd ?? (() => undefined);
   const sessions = createLegacySessions({
     build,
