@@ -31,6 +31,9 @@ export interface AuditWorker extends CallLog {
   close(): Promise<void>;
 }
 
+/** The writer thread's young generation (V8 sizes it for the whole process otherwise: up to 48 MiB). */
+const WORKER_YOUNG_MB = 8;
+
 /** How long a closed worker may take to end its thread before it is stopped. */
 const EXIT_GRACE_MS = 5_000;
 
@@ -50,6 +53,8 @@ export function openAuditWorker(options: AuditWorkerOptions): Promise<AuditWorke
   const worker = new Worker(options.entry ?? join(packageRoot(), 'dist', 'audit-worker.js'), {
     workerData: settings,
     stdout: true,
+    // Its garbage is short-lived (a batch's events): a small young generation keeps the thread's memory small.
+    resourceLimits: { maxYoungGenerationSizeMb: WORKER_YOUNG_MB },
   });
   worker.stdout.on('data', (chunk: Buffer) =>
     log.warn({ text: chunk.toString('utf8').slice(0, 200) }, 'the audit worker wrote to stdout'),

@@ -1,6 +1,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { SkillsError, isSkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
+import { createMemoryReclaimer } from '../memory-reclaimer.js';
 import type { AuditStore } from './audit-store.js';
 import { openAuditStore } from './open-audit-store.js';
 import { startAnchoring, type Anchoring } from './start-anchoring.js';
@@ -18,6 +19,9 @@ type WriteOp = Extract<
   { m: 'startSession' | 'append' | 'appendMany' | 'appendGroups' | 'endSession' }
 >;
 type ReadOp = Exclude<WorkerOp, WriteOp | { m: 'close' }>;
+
+/** How long the writer waits, after its last request, before it collects its heap. */
+const IDLE_MS = 2_000;
 
 const WRITES = new Set<WorkerOp['m']>(['startSession', 'append', 'appendMany', 'appendGroups', 'endSession']);
 const isWrite = (op: WorkerOp): op is WriteOp => WRITES.has(op.m);
@@ -112,10 +116,13 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
 
   let queue: WorkerOp[] = [];
   let closed = false;
+  // A burst of calls leaves this thread's heap grown; it is collected once the server has gone quiet.
+  const reclaimer = createMemoryReclaimer({ idleMs: IDLE_MS, log });
   const serve = () => {
     const ops = queue;
     if (ops.length === 0) return;
     queue = [];
+    reclaimer.busy();
     const replies: WorkerReply[] = [];
     for (let i = 0; i < ops.length;) {
       const op = ops[i]!;
@@ -134,10 +141,12 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
     }
     post({ kind: 'done', replies });
     if (closed) port.close();
+    else reclaimer.idle();
   };
   const close = () => {
     if (closed) throw new SkillsError('AUDIT_FAILED', 'the audit log is closed');
     closed = true;
+    reclaimer.stop();
     anchoring?.stop();
     store.close();
   };

@@ -15,7 +15,7 @@ import { isLoopbackHost } from './is-loopback-host.js';
 import { createJwtAuth } from './jwt-auth.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
-import { createMemoryReclaimer } from './memory-reclaimer.js';
+import { createMemoryReclaimer } from '../../memory-reclaimer.js';
 import { openFileLimit } from './open-file-limit.js';
 import { protectedResource } from './protected-resource.js';
 import { createRequestGuard, hostnameOf } from './request-guard.js';
