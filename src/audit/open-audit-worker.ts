@@ -69,10 +69,32 @@ export function openAuditWorker(options: AuditWorkerOptions): Promise<AuditWorke
   let settleOpen!: { resolve: (log: AuditWorker) => void; reject: (err: Error) => void };
   const exited = new Promise<void>((resolve) => worker.once('exit', () => resolve()));
 
+  const settle = (id: number, outcome: { ok: true; value: unknown } | { ok: false; error: Error }) => {
+    const p = pending.get(id);
+    pending.delete(id);
+    if (outcome.ok) p?.resolve(outcome.value);
+    else p?.reject(outcome.error);
+  };
   const send = () => {
     const ops = outbox;
     outbox = [];
-    worker.postMessage(ops);
+    try {
+      return worker.postMessage(ops);
+    } catch {
+      // A request that cannot be copied to the thread (not plain data) is refused alone; the others go.
+    }
+    for (const op of ops) {
+      try {
+        worker.postMessage([op]);
+      } catch (cause) {
+        const error = new SkillsError('AUDIT_FAILED', 'audit refused an event that is not plain data', {
+          hint: 'The event was not written; do not go on with the step it records.',
+          cause,
+        });
+        settle(op.id, { ok: false, error });
+      }
+    }
+    if (pending.size === 0) worker.unref();
   };
   const request = <T>(req: WorkerRequest): Promise<T> =>
     new Promise<T>((resolve, reject) => {
@@ -101,12 +123,8 @@ export function openAuditWorker(options: AuditWorkerOptions): Promise<AuditWorke
   worker.on('message', (m: WorkerMessage) => {
     switch (m.kind) {
       case 'done':
-        for (const r of m.replies) {
-          const p = pending.get(r.id);
-          pending.delete(r.id);
-          if (r.ok) p?.resolve(r.value);
-          else p?.reject(decodeError(r.error));
-        }
+        for (const r of m.replies)
+          settle(r.id, r.ok ? { ok: true, value: r.value } : { ok: false, error: decodeError(r.error) });
         if (pending.size === 0) worker.unref();
         return;
       case 'log':

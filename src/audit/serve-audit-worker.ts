@@ -114,6 +114,22 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
     }
   };
 
+  /** Sends the answers; one whose value cannot be copied back is answered with an error instead (never lost). */
+  const answer = (replies: WorkerReply[]) => {
+    try {
+      return post({ kind: 'done', replies });
+    } catch {
+      // fall through: one at a time
+    }
+    for (const r of replies) {
+      try {
+        post({ kind: 'done', replies: [r] });
+      } catch (e) {
+        post({ kind: 'done', replies: [{ id: r.id, ok: false, error: encodeError(e) }] });
+      }
+    }
+  };
+
   let queue: WorkerOp[] = [];
   let closed = false;
   // A burst of calls leaves this thread's heap grown; it is collected once the server has gone quiet.
@@ -139,7 +155,7 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
         i++;
       }
     }
-    post({ kind: 'done', replies });
+    answer(replies);
     if (closed) port.close();
     else reclaimer.idle();
   };
