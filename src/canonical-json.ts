@@ -30,9 +30,11 @@ const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): bo
  * A value that has no canonical form. The path to it is collected as the error unwinds (innermost segment first),
  * so that encoding builds no path strings for values that are fine: the audit log encodes every event this way.
  */
-class Unencodable {
+class Unencodable extends Error {
   readonly path: string[] = [];
-  constructor(readonly what: string) {}
+  constructor(readonly what: string) {
+    super(what);
+  }
 }
 
 const within = (e: unknown, segment: string): unknown => {
