@@ -16,13 +16,20 @@ import { loadBundle } from './load-bundle.mjs';
 
 loadBundle();
 `;
+// The audit log's writer thread (see src/audit/open-audit-worker.ts) starts from this file.
+const WORKER_LAUNCHER = `import { getEnvironmentData } from 'node:worker_threads';
+import { WRITE_CACHE_KEY, loadBundle } from './load-bundle.mjs';
+
+loadBundle({ entry: 'audit-worker.cjs', writeCache: getEnvironmentData(WRITE_CACHE_KEY) === true });
+`;
 if (readFileSync(`${dist}cli.js`, 'utf8') === LAUNCHER) {
   throw new Error('dist/cli.js is already bundled: run `npm run build`, which compiles it afresh first');
 }
 rmSync(`${dist}chunks`, { recursive: true, force: true });
 rmSync(`${dist}cli.cjs.cache`, { force: true });
+rmSync(`${dist}audit-worker.cjs.cache`, { force: true });
 await build({
-  input: `${dist}cli.js`,
+  input: { cli: `${dist}cli.js`, 'audit-worker': `${dist}audit-worker.js` },
   platform: 'node',
   // A native addon, and the YAML parsers skills-mcp requires only for unusual frontmatter.
   external: ['better-sqlite3', 'gray-matter', 'yaml'],
@@ -33,14 +40,17 @@ await build({
   output: {
     dir: dist,
     format: 'cjs',
-    entryFileNames: 'cli.cjs',
+    entryFileNames: '[name].cjs',
     chunkFileNames: 'chunks/[name]-[hash].cjs',
+    // zod in a chunk of its own, as it was before the audit writer's thread became a second entry.
+    codeSplitting: { groups: [{ name: 'schemas', test: /node_modules[\\/]zod[\\/]/ }] },
     // A lazy chunk is required when first needed, so it goes through the same loader and code cache.
     dynamicImportInCjs: false,
   },
 });
 copyFileSync(fileURLToPath(new URL('load-bundle.mjs', import.meta.url)), `${dist}load-bundle.mjs`);
 writeFileSync(`${dist}cli.js`, LAUNCHER, { mode: 0o755 });
+writeFileSync(`${dist}audit-worker.js`, WORKER_LAUNCHER);
 // Without a cache the CLI works the same, it only compiles at each start: a failed warm-up does not fail the build.
 await writeCodeCache(dist, fileURLToPath(new URL('../skills', import.meta.url))).catch((err) => {
   process.stderr.write(`bundle: no code cache written, start-up will be slower: ${err.message}\n`);

@@ -18,12 +18,20 @@ import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
 /**
- * Loads dist/cli.cjs. With `writeCache`, saves the code cache of every bundle file at process exit (the build's
- * warm-up run); otherwise reads them.
+ * Worker-thread environment data (node:worker_threads) set by the build's warm-up run: threads it starts (the audit
+ * writer, dist/audit-worker.js) save their code caches too.
  */
-export function loadBundle({ writeCache = false } = {}) {
+export const WRITE_CACHE_KEY = 'skills-mcp:write-code-cache';
+
+/**
+ * Loads a bundle entry: dist/cli.cjs, or dist/audit-worker.cjs in the audit writer's thread. With `writeCache`,
+ * saves the code cache of every bundle file it loaded when the process (or thread) exits (the build's warm-up run);
+ * otherwise reads them.
+ */
+export function loadBundle({ entry = 'cli.cjs', writeCache = false } = {}) {
   const dist = dirname(fileURLToPath(import.meta.url));
   const nodeRequire = createRequire(import.meta.url);
+  if (writeCache) nodeRequire('node:worker_threads').setEnvironmentData(WRITE_CACHE_KEY, true);
   const modules = new Map();
   const scripts = [];
   const load = (file) => {
@@ -43,7 +51,7 @@ export function loadBundle({ writeCache = false } = {}) {
       for (const { file, script } of scripts) writeFileSync(`${file}.cache`, script.createCachedData());
     });
   }
-  return load(join(dist, 'cli.cjs'));
+  return load(join(dist, entry));
 }
 
 /** Compiles one bundle file as a CommonJS module wrapper, with its code cache when given one. */

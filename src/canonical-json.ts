@@ -7,7 +7,12 @@ import { SkillsError } from './errors.js';
  * Python's `json.dumps(obj, ensure_ascii=False, sort_keys=True, separators=(",", ":"))`.
  */
 export function canonicalJson(value: unknown, options: CanonicalOptions = {}): string {
-  return encode(value, '$', options.allowFloats === true);
+  try {
+    return encode(value, options.allowFloats === true);
+  } catch (e) {
+    if (e instanceof Unencodable) throw invalid(`$${e.path.reverse().join('')}`, e.what);
+    throw e;
+  }
 }
 
 export interface CanonicalOptions {
@@ -18,37 +23,76 @@ export interface CanonicalOptions {
   allowFloats?: boolean;
 }
 
-const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+/** No lone surrogates (`String.prototype.isWellFormed`, ES2024, in Node since 20): at once for one-byte strings. */
+const isWellFormed = (s: string): boolean => (s as string & { isWellFormed(): boolean }).isWellFormed();
 
-function encodeString(s: string, at: string): string {
-  if (LONE_SURROGATE.test(s)) throw invalid(at, 'a lone surrogate');
+/**
+ * A value that has no canonical form. The path to it is collected as the error unwinds (innermost segment first),
+ * so that encoding builds no path strings for values that are fine: the audit log encodes every event this way.
+ */
+class Unencodable extends Error {
+  readonly path: string[] = [];
+  constructor(readonly what: string) {
+    super(what);
+  }
+}
+
+const within = (e: unknown, segment: string): unknown => {
+  if (e instanceof Unencodable) e.path.push(segment);
+  return e;
+};
+
+function encodeString(s: string): string {
+  if (!isWellFormed(s)) throw new Unencodable('a lone surrogate');
   return JSON.stringify(s);
 }
 
-function encode(value: unknown, at: string, floats: boolean): string {
+function encode(value: unknown, floats: boolean): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
       return value ? 'true' : 'false';
     case 'string':
-      return encodeString(value, at);
+      return encodeString(value);
     case 'number':
-      if (!Number.isFinite(value)) throw invalid(at, String(value));
-      if (Object.is(value, -0)) throw invalid(at, '-0');
+      if (!Number.isFinite(value)) throw new Unencodable(String(value));
+      if (Object.is(value, -0)) throw new Unencodable('-0');
       if (floats && !Number.isInteger(value)) return String(value);
-      if (!Number.isInteger(value)) throw invalid(at, `the non-integer number ${value}`);
-      if (!Number.isSafeInteger(value)) throw invalid(at, `the unsafe integer ${value}`);
+      if (!Number.isInteger(value)) throw new Unencodable(`the non-integer number ${value}`);
+      if (!Number.isSafeInteger(value)) throw new Unencodable(`the unsafe integer ${value}`);
       return String(value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v, i) => encode(v, `${at}[${i}]`, floats)).join(',')}]`;
+      if (Array.isArray(value)) {
+        let out = '[';
+        for (let i = 0; i < value.length; i++) {
+          try {
+            out += `${i === 0 ? '' : ','}${encode(value[i], floats)}`;
+          } catch (e) {
+            throw within(e, `[${i}]`);
+          }
+        }
+        return `${out}]`;
+      }
       const proto = Object.getPrototypeOf(value) as unknown;
-      if (proto !== Object.prototype && proto !== null) throw invalid(at, 'a non-plain object');
-      const entries = Object.entries(value as Record<string, unknown>).filter(([, v]) => v !== undefined);
-      entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-      return `{${entries.map(([k, v]) => `${encodeString(k, at)}:${encode(v, `${at}.${k}`, floats)}`).join(',')}}`;
+      if (proto !== Object.prototype && proto !== null) throw new Unencodable('a non-plain object');
+      const record = value as Record<string, unknown>;
+      // The default sort compares UTF-16 code units, as RFC 8785 orders keys.
+      const keys = Object.keys(record).sort();
+      let out = '{';
+      for (const k of keys) {
+        const v = record[k];
+        if (v === undefined) continue;
+        const key = encodeString(k);
+        try {
+          out += `${out.length === 1 ? '' : ','}${key}:${encode(v, floats)}`;
+        } catch (e) {
+          throw within(e, `.${k}`);
+        }
+      }
+      return `${out}}`;
     }
     default:
-      throw invalid(at, `a value of type ${typeof value}`);
+      throw new Unencodable(`a value of type ${typeof value}`);
   }
 }
 

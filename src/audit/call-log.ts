@@ -75,6 +75,13 @@ export interface CallLog {
   appendMany(inputs: readonly AppendInput[]): Maybe<AuditEvent[]>;
   /** `append`, possibly sharing a commit with others appended in the same turn. */
   appendAsync<I extends AppendInput>(input: I): Promise<AuditEvent<I['type']>>;
+  /**
+   * Optional: appends groups of events in one commit, each group all or nothing (a refused group fails alone, as in
+   * `appendMany`). Resolves once durable with, per group, the error that refused it (undefined when written); the
+   * events themselves are not sent back. For records nobody waits on (read-only calls), where one request for many
+   * calls is cheaper than one per event.
+   */
+  appendGroups?(groups: readonly (readonly AppendInput[])[]): Promise<(Error | undefined)[]>;
   /** Pending approvals denied, open calls interrupted, then `session_ended`, in one transaction. Idempotent. */
   endSession(sessionId: string, reason: SessionEndReason): Maybe<AuditEvent<'session_ended'>>;
   /** Grants, denial counts, loop-guarded keys, aborted flag; rebuilt from events. */

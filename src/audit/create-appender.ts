@@ -72,7 +72,7 @@ export function createAppender(
     let event: AuditEvent;
     try {
       payloadJson = canonicalJson(payload);
-      event = chainEvent(e, payload, { eventId, ts, prevHash });
+      event = chainEvent(e, payload, { eventId, ts, prevHash }, payloadJson);
     } catch (cause) {
       throw refused(e, isSkillsError(cause) ? cause.message : 'payload cannot be canonicalized', cause);
     }

@@ -53,7 +53,7 @@ export function createChainWalker(after?: { eventId: number; hash: string }): Ch
       }
       if (canonical !== (row as { payload: string }).payload)
         return fail(id, 'not_canonical', 'stored payload is not in canonical form');
-      if (eventHash(prev, e) !== e.hash)
+      if (eventHash(prev, e, canonical) !== e.hash)
         return fail(id, 'hash_mismatch', 'hash does not match the event’s content');
       prev = e.hash;
       expectedId++;

@@ -14,9 +14,17 @@ export interface HashedFields {
   payload: unknown;
 }
 
-/** `sha256(prev_hash + "\n" + canonicalJson({event_id, ts, session_id, call_id, type, payload}))`, lowercase hex. */
-export function eventHash(prevHash: string, fields: HashedFields): string {
+/**
+ * `sha256(prev_hash + "\n" + canonicalJson({event_id, ts, session_id, call_id, type, payload}))`, lowercase hex.
+ * `payloadJson`, when the caller has it, is `canonicalJson(payload)`: the payload is then not encoded again.
+ */
+export function eventHash(prevHash: string, fields: HashedFields, payloadJson?: string): string {
   const { event_id, ts, session_id, call_id, type, payload } = fields;
-  const body = canonicalJson({ event_id, ts, session_id, call_id, type, payload });
+  const body =
+    payloadJson === undefined
+      ? canonicalJson({ event_id, ts, session_id, call_id, type, payload })
+      : // The same text: the keys in canonical order, the payload's own canonical form in its place.
+        `{"call_id":${canonicalJson(call_id)},"event_id":${canonicalJson(event_id)},"payload":${payloadJson},` +
+        `"session_id":${canonicalJson(session_id)},"ts":${canonicalJson(ts)},"type":${canonicalJson(type)}}`;
   return createHash('sha256').update(`${prevHash}\n${body}`, 'utf8').digest('hex');
 }

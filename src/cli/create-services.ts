@@ -1,5 +1,4 @@
 import { dirname, join } from 'node:path';
-import type { AuditStore } from '../audit/audit-store.js';
 import type { CallLog } from '../audit/call-log.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import type { Config } from '../config/config-schema.js';
@@ -69,25 +68,21 @@ export function createServices(
   let audit: Promise<CallLog> | undefined;
   let closeAudit: (() => Promise<void>) | undefined;
   let sandbox: Promise<Sandbox> | undefined;
-  let stopAnchoring: (() => void) | undefined;
+  // The SQLite log is written by a worker thread: its commits never hold up the answers.
   const openSqlite = () =>
-    import('../audit/open-audit-store.js').then(async ({ openAuditStore }) => {
-      const store = openAuditStore({ path: auditPath, log });
-      closeAudit = () => {
-        stopAnchoring?.();
-        store.close();
-        return Promise.resolve();
-      };
-      stopAnchoring = await anchor(store, config, auditPath, log);
-      const r = store.recovery;
-      if (r !== null && (r.interruptedCalls.length > 0 || r.closedSessions.length > 0)) {
-        log.warn(
-          { interrupted: r.interruptedCalls.length, closedSessions: r.closedSessions.length },
-          'audit recovery after an unclean stop',
-        );
-      }
-      if (r?.chain?.ok === false)
-        log.error({ chain: r.chain }, 'audit chain does not verify: run `skills-mcp audit verify`');
+    import('../audit/open-audit-worker.js').then(async ({ openAuditWorker }) => {
+      const paths = resolveAnchorPaths(config, auditPath);
+      const store = await openAuditWorker({
+        path: auditPath,
+        log,
+        anchors: {
+          file: paths.file,
+          keyFile: paths.keyFile,
+          intervalMs: config.audit_anchors.interval_ms,
+          log: config.audit_anchors.log,
+        },
+      });
+      closeAudit = () => store.close();
       return store;
     });
   const openPostgres = () =>
@@ -163,27 +158,6 @@ export function createServices(
       }
     },
   };
-}
-
-/** Starts anchoring the audit log; a key that cannot be used refuses new runs (read-only tools go on). */
-async function anchor(store: AuditStore, config: Config, auditPath: string, log: Logger) {
-  const { startAnchoring } = await import('../audit/start-anchoring.js');
-  const paths = resolveAnchorPaths(config, auditPath);
-  try {
-    const anchoring = startAnchoring({
-      store,
-      keyFile: paths.keyFile,
-      file: paths.file,
-      intervalMs: config.audit_anchors.interval_ms,
-      logAnchors: config.audit_anchors.log,
-      log,
-    });
-    return () => anchoring.stop();
-  } catch (err) {
-    log.error({ err }, 'cannot anchor the audit log');
-    store.refuseRuns('the anchor key or file cannot be used');
-    return undefined;
-  }
 }
 
 const DAY_MS = 24 * 60 * 60 * 1000;

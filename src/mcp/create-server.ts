@@ -27,8 +27,13 @@ import type { ToolDef } from './tools/tool-def.js';
 export const AUTO_PER_SKILL_LIMIT = 30;
 
 export interface SkillsServer {
-  /** Builds one MCP server instance (one per connection or per stateless request) for a session. */
-  build(session: SessionInfo): McpServer;
+  /**
+   * Builds one MCP server instance (one per connection or per stateless request) for a session. With `tool` (a
+   * stateless request that calls that tool and nothing else), only that tool is registered: the instance answers
+   * the call exactly as a full one would, without registering the rest of the catalog first. An unknown name builds
+   * the full instance.
+   */
+  build(session: SessionInfo, tool?: string): McpServer;
   /** Brings every live instance in line with the current catalog; each sends the matching list_changed. */
   catalogChanged(diff: CatalogDiff): void;
   /** Calls `listener` after each catalog change (for transports that notify outside live instances). */
@@ -53,27 +58,27 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const runner = deps.runner;
   const withRunner = runner === undefined ? undefined : { ...deps, runner };
 
-  const addTool = <A>(l: Live, def: ToolDef<A>): RegisteredTool => {
+  const addTool = <A>(server: McpServer, session: SessionInfo, def: ToolDef<A>): RegisteredTool => {
     const audited = runner !== undefined && def.config.annotations.readOnlyHint === true;
-    return l.server.registerTool(def.name, def.config, async (args: unknown, ctx) => {
+    return server.registerTool(def.name, def.config, async (args: unknown, ctx) => {
       const result = refuseLargeInput(def.name, args, deps.log) ?? (await def.handler(args as A, ctx));
       if (audited) {
         const isError = (result as CallToolResult).isError === true;
-        runner.recordReadOnly(l.session, def.name, def.skillOf?.(args as A) ?? null, args, !isError);
+        runner.recordReadOnly(session, def.name, def.skillOf?.(args as A) ?? null, args, !isError);
       }
       return result;
     });
   };
 
-  const toolFor = (l: Live, skill: Skill): ToolDef =>
+  const toolFor = (session: SessionInfo, bridge: GateBridge, skill: Skill): ToolDef =>
     withRunner !== undefined && skill.kind === 'executable'
-      ? runSkillTool(withRunner, skill, l.session, l.bridge)
+      ? runSkillTool(withRunner, skill, session, bridge)
       : skillTool(deps, skill, withRunner !== undefined);
 
   /** A skill's tool (per-skill mode; in compact mode there is nothing per skill). Its prompt is served with it. */
   const registerSkill = (l: Live, skill: Skill) => {
     try {
-      l.tools.set(skill.name, addTool(l, toolFor(l, skill)));
+      l.tools.set(skill.name, addTool(l.server, l.session, toolFor(l.session, l.bridge, skill)));
       l.prompts.include(skill.name);
     } catch (err) {
       l.prompts.exclude(skill.name);
@@ -81,10 +86,8 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     }
   };
 
-  const build = (session: SessionInfo): McpServer => {
+  const instance = (session: SessionInfo, compact: boolean) => {
     const catalog = deps.catalog();
-    const mode = deps.config.tools;
-    const compact = mode === 'compact' || (mode === 'auto' && catalog.skills.length > AUTO_PER_SKILL_LIMIT);
     const timeoutMs = deps.config.approval.timeout_ms;
     const codec = createRequestStateCodec<{ callId: string }>({
       key: stateKey,
@@ -103,12 +106,48 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       },
     );
     const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
-    const prompts = serveSkillPrompts(server, deps);
-    const l: Live = { server, session, bridge, compact, prompts, tools: new Map() };
+    return { server, bridge };
+  };
+
+  const staticTools = (session: SessionInfo, bridge: GateBridge, compact: boolean): ToolDef<never>[] => {
     const statics: ToolDef<never>[] = [readSkillFileTool(deps)];
     if (compact) statics.push(listSkillsTool(deps), loadSkillTool(deps));
     if (withRunner !== undefined) statics.push(runSkillScriptTool(withRunner, session, bridge));
-    for (const def of statics) addTool(l, def);
+    return statics;
+  };
+
+  const isCompact = () => {
+    const mode = deps.config.tools;
+    return mode === 'compact' || (mode === 'auto' && deps.catalog().skills.length > AUTO_PER_SKILL_LIMIT);
+  };
+
+  /** The instance for one call of `tool`, or undefined when no tool has that name. */
+  const buildFor = (session: SessionInfo, tool: string): McpServer | undefined => {
+    const compact = isCompact();
+    const skill = compact ? undefined : deps.catalog().skills.find((s) => s.toolName === tool);
+    const { server, bridge } = instance(session, compact);
+    const def =
+      skill !== undefined
+        ? toolFor(session, bridge, skill)
+        : staticTools(session, bridge, compact).find((d) => d.name === tool);
+    if (def === undefined) return undefined;
+    try {
+      addTool(server, session, def);
+    } catch {
+      return undefined; // the full build logs why, and answers as it always did
+    }
+    return server;
+  };
+
+  const build = (session: SessionInfo, tool?: string): McpServer => {
+    const focused = tool === undefined ? undefined : buildFor(session, tool);
+    if (focused !== undefined) return focused;
+    const catalog = deps.catalog();
+    const compact = isCompact();
+    const { server, bridge } = instance(session, compact);
+    const prompts = serveSkillPrompts(server, deps);
+    const l: Live = { server, session, bridge, compact, prompts, tools: new Map() };
+    for (const def of staticTools(session, bridge, compact)) addTool(server, session, def);
     if (!compact) for (const skill of catalog.skills) registerSkill(l, skill);
     const extension = deps.skillsExtension?.forSession(deps, session);
     const files = skillFilesResource(deps, extension?.checkRead);

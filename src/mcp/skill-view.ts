@@ -5,6 +5,7 @@ import type { ServerDeps } from './server-deps.js';
 import { skillInstructions } from './skill-instructions.js';
 import { mimeTypeOf, skillUri } from './skill-uri.js';
 import { deepFreeze } from './deep-freeze.js';
+import { rememberResultJson } from './result-json.js';
 
 export const SkillViewSchema = z.object({
   name: z.string().describe('Skill name.'),
@@ -31,7 +32,8 @@ const built = new WeakMap<Skill, Map<boolean, CallToolResult>>();
 /**
  * A skill's instructions and file index, as a tool result the model can act on. Every call of the same skill gets
  * the same content (a fresh top-level object around it), built on the first from the skill file (see
- * {@link skillInstructions}: a skill whose file changed since it was loaded is reloaded first). Throws what that
+ * {@link skillInstructions}: a skill whose file changed since it was loaded is reloaded first); its JSON is made
+ * then too, and the stdio transport writes it as it is (`rememberResultJson`). Throws what `skillInstructions`
  * throws.
  */
 export function skillView(deps: ServerDeps, skill: Skill, opts: { canRunScripts: boolean }): CallToolResult {
@@ -42,6 +44,7 @@ export function skillView(deps: ServerDeps, skill: Skill, opts: { canRunScripts:
   if (forSkill === undefined) built.set(current, (forSkill = new Map<boolean, CallToolResult>()));
   const made = deepFreeze(buildView(current, body, opts));
   forSkill.set(opts.canRunScripts, made);
+  rememberResultJson(made);
   return { ...made };
 }
 

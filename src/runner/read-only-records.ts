@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import type { CallLog } from '../audit/call-log.js';
+import type { AppendInput } from '../audit/types.js';
 import { finishedEvent } from './call-events.js';
 import { withCaller } from './caller-record.js';
-import type { LiveSessions } from './live-sessions.js';
+import type { LiveSession, LiveSessions } from './live-sessions.js';
 import type { RunnerDeps } from './runner-types.js';
 import { safeSummary } from './safe-summary.js';
 import type { SessionInfo } from './session.js';
@@ -13,85 +15,129 @@ export interface ReadOnlyRecords {
 }
 
 /**
- * How long a read-only call's record may wait for others to share its commit. Each commit is an fsync that holds
- * the event loop (about a millisecond on a VM disk): one per call would roughly double a warm call's latency when
- * calls follow one another.
+ * How long a read-only call's record may wait for others to share its commit (and, with the worker-written SQLite
+ * log, its message to the writer thread): one per call would cost every call a commit, or a round trip between
+ * threads, when calls follow one another.
  */
 export const READ_ONLY_BATCH_MS = 10;
 
 interface Waiting {
+  info: SessionInfo;
   tool: string;
   skill: string | null;
   input: unknown;
   ok: boolean;
   live: ReturnType<LiveSessions['get']>;
-  written: () => void;
 }
 
 /**
  * Read-only calls run no code, so their record need not precede the answer: it is written after it, off the
  * answer's path (the input's summary too). Records of the calls made within {@link READ_ONLY_BATCH_MS} of each
- * other share one transaction and one fsync. The session is claimed and the write tracked at once, so ending the
- * session right after writes the waiting records first.
+ * other share one transaction and one fsync. Ending a session writes its waiting records first.
  */
 export function createReadOnlyRecords(
   deps: Pick<RunnerDeps, 'audit' | 'log'>,
   sessions: LiveSessions,
 ): ReadOnlyRecords {
+  /** Per session, the batches holding its records that are not durable yet (each settles, never rejects). */
   const inFlight = new Map<string, Set<Promise<void>>>();
   let waiting: Waiting[] = [];
   let timer: NodeJS.Timeout | undefined;
 
-  const write = (w: Waiting) =>
-    Promise.all([deps.audit(), w.live])
-      .then(async ([audit, s]) => {
-        const callId = randomUUID();
-        const payload = {
-          tool: w.tool,
-          skill: w.skill,
-          ...safeSummary(w.input),
-          bundle_sha256: null,
-          approval_key: null,
-          valid: true,
-          read_only: true,
-          ...withCaller(s.caller),
-        };
-        // Group commit: both events, and those of every record written in the same turn, share one transaction.
-        await Promise.all([
-          audit.appendAsync({ type: 'tool_call_requested', sessionId: s.auditId, callId, payload }),
-          audit.appendAsync(finishedEvent(s.auditId, callId, w.ok ? 'ok' : 'error')),
-        ]);
+  const failed = (w: Waiting, err: unknown) =>
+    deps.log.error({ err, tool: w.tool }, 'could not audit a read-only call');
+
+  /** Both events of a call, for one transaction. */
+  const eventsOf = (w: Waiting, s: LiveSession): AppendInput[] => {
+    const callId = randomUUID();
+    const payload = {
+      tool: w.tool,
+      skill: w.skill,
+      ...safeSummary(w.input),
+      bundle_sha256: null,
+      approval_key: null,
+      valid: true,
+      read_only: true,
+      ...withCaller(s.caller),
+    };
+    return [
+      { type: 'tool_call_requested', sessionId: s.auditId, callId, payload },
+      finishedEvent(s.auditId, callId, w.ok ? 'ok' : 'error'),
+    ];
+  };
+
+  /** A log that writes groups (the worker-written SQLite log): the whole batch in one request, nothing sent back. */
+  const writeGroups = async (audit: CallLog & Required<Pick<CallLog, 'appendGroups'>>, batch: Waiting[]) => {
+    const lives = await Promise.allSettled(batch.map((w) => w.live));
+    const owners: Waiting[] = [];
+    const groups: AppendInput[][] = [];
+    lives.forEach((l, i) => {
+      const w = batch[i]!;
+      if (l.status === 'rejected') return failed(w, l.reason);
+      owners.push(w);
+      groups.push(eventsOf(w, l.value));
+    });
+    if (groups.length === 0) return;
+    try {
+      const errors = await audit.appendGroups(groups);
+      errors.forEach((err, i) => err !== undefined && failed(owners[i]!, err));
+    } catch (err) {
+      for (const w of owners) failed(w, err);
+    }
+  };
+
+  /** Any other log: both events through the group commit, which every record written in the same turn shares. */
+  const writeOne = (audit: CallLog, w: Waiting) =>
+    w.live
+      .then(async (s) => {
+        await Promise.all(eventsOf(w, s).map((ev) => audit.appendAsync(ev)));
       })
-      .catch((err: unknown) => deps.log.error({ err, tool: w.tool }, 'could not audit a read-only call'))
-      .finally(w.written);
+      .catch((err: unknown) => failed(w, err));
+
+  /** Settles once every record of the batch is durable or logged as lost; never rejects. */
+  const write = async (batch: Waiting[]): Promise<void> => {
+    let audit: CallLog;
+    try {
+      audit = await deps.audit();
+    } catch (err) {
+      for (const w of batch) failed(w, err);
+      return;
+    }
+    if (audit.appendGroups !== undefined)
+      return writeGroups(audit as Parameters<typeof writeGroups>[0], batch);
+    await Promise.all(batch.map((w) => writeOne(audit, w)));
+  };
+
+  const track = (sessionId: string, written: Promise<void>) => {
+    let batches = inFlight.get(sessionId);
+    if (batches === undefined) inFlight.set(sessionId, (batches = new Set()));
+    const mine = batches;
+    mine.add(written);
+    void written.then(() => {
+      mine.delete(written);
+      if (mine.size === 0 && inFlight.get(sessionId) === mine) inFlight.delete(sessionId);
+    });
+  };
 
   const flush = () => {
     clearTimeout(timer);
     timer = undefined;
     const batch = waiting;
     waiting = [];
-    for (const w of batch) void write(w);
+    if (batch.length === 0) return;
+    const written = write(batch);
+    for (const id of new Set(batch.map((w) => w.info.id))) track(id, written);
   };
 
   const record = (info: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean) => {
-    let writes = inFlight.get(info.id);
-    if (writes === undefined) inFlight.set(info.id, (writes = new Set()));
-    const tracked = writes;
-    const done = new Promise<void>((resolve) =>
-      waiting.push({ tool, skill, input, ok, live: sessions.get(info), written: resolve }),
-    ).finally(() => {
-      tracked.delete(done);
-      if (tracked.size === 0) inFlight.delete(info.id);
-    });
-    tracked.add(done);
+    waiting.push({ info, tool, skill, input, ok, live: sessions.get(info) });
     timer ??= setTimeout(flush, READ_ONLY_BATCH_MS);
   };
 
   const settled = async (sessionId: string) => {
-    const writes = inFlight.get(sessionId);
-    if (writes === undefined) return;
-    flush();
-    await Promise.all([...writes]);
+    if (waiting.some((w) => w.info.id === sessionId)) flush();
+    const batches = inFlight.get(sessionId);
+    if (batches !== undefined) await Promise.all([...batches]);
   };
   return { record, settled };
 }

@@ -5,6 +5,7 @@ import {
   type Transport,
 } from '@modelcontextprotocol/server';
 import type { Logger } from '../log.js';
+import { knownResultJson } from '../mcp/result-json.js';
 import { createLineFramer, type OversizedLine } from './line-framer.js';
 import { sniffMessage } from './sniff-message.js';
 
@@ -100,7 +101,7 @@ export function createFramedStdioTransport(opts: FramedStdioOptions): Transport 
       return Promise.resolve();
     },
     send: (message) =>
-      closed ? Promise.reject(new Error('the stdio transport is closed')) : write(serializeMessage(message)),
+      closed ? Promise.reject(new Error('the stdio transport is closed')) : write(serialize(message)),
     close: () => {
       if (closed) return Promise.resolve();
       closed = true;
@@ -116,3 +117,12 @@ export function createFramedStdioTransport(opts: FramedStdioOptions): Transport 
 }
 
 const toError = (e: unknown): Error => (e instanceof Error ? e : new Error(String(e)));
+
+/** One line of JSON; a result the server answers unchanged again and again is not serialized again. */
+function serialize(message: JSONRPCMessage): string {
+  if ('result' in message && message.jsonrpc === '2.0' && Object.keys(message).length === 3) {
+    const json = knownResultJson(message.result);
+    if (json !== undefined) return `{"result":${json},"jsonrpc":"2.0","id":${JSON.stringify(message.id)}}\n`;
+  }
+  return serializeMessage(message);
+}

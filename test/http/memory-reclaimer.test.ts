@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
-import { createMemoryReclaimer } from '../../src/transport/http/memory-reclaimer.js';
+import { createMemoryReclaimer } from '../../src/memory-reclaimer.js';
 
 const MiB = 1024 * 1024;
 const used = () => getHeapStatistics().used_heap_size;

@@ -161,7 +161,7 @@ async function writePgEvents(
         checkEventOrder(e, payload, book);
         book.apply({ type: e.type, sessionId: e.sessionId, callId: e.callId, payload });
       }
-      const event = chainEvent(e, payload, { eventId: ++eventId, ts, prevHash });
+      const event = chainEvent(e, payload, { eventId: ++eventId, ts, prevHash }, json);
       await client.query(INSERT, [eventId, ts, e.sessionId, e.callId, e.type, json, prevHash, event.hash]);
       out.push(event);
       prevHash = event.hash;

@@ -16,7 +16,8 @@ import type { LegacySessions } from './legacy-sessions.js';
 import { replyJsonRpcError } from './reply.js';
 
 export interface McpEndpointOptions {
-  build: (session: SessionInfo) => McpServer;
+  /** An instance for a session; `tool`: the request calls that tool and nothing else (see `SkillsServer.build`). */
+  build: (session: SessionInfo, tool?: string) => McpServer;
   sessions: LegacySessions;
   log: Logger;
   maxBodyBytes: number;
@@ -76,6 +77,15 @@ const parseJson = (text: string): unknown => {
 
 const isRequest = (m: unknown) => typeof m === 'object' && m !== null && 'method' in m && 'id' in m;
 
+/** The tool a single `tools/call` request names, else undefined. */
+const toolCalled = (body: unknown): string | undefined => {
+  if (methodOf(body) !== 'tools/call') return undefined;
+  const params = (body as { params?: unknown }).params;
+  const name =
+    typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  return typeof name === 'string' ? name : undefined;
+};
+
 const methodOf = (body: unknown): string | undefined =>
   typeof body === 'object' &&
   body !== null &&
@@ -99,12 +109,23 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
     seen.set(info.id, info);
     return info;
   };
-  const modern = createMcpHandler((ctx) => opts.build(session(ctx.authInfo)), {
-    legacy: 'reject',
-    maxRequestBodySize: maxBodyBytes,
-    onerror,
-  });
-  const serveModern = toNodeHandler(modern, { maxRequestBodySize: maxBodyBytes, onerror });
+  // The tool each stateless request calls, from the very body the SDK serves it from: its instance registers only
+  // that tool (a stateless instance answers one request).
+  const calling = new WeakMap<Request, string>();
+  const modern = createMcpHandler(
+    (ctx) => opts.build(session(ctx.authInfo), ctx.requestInfo && calling.get(ctx.requestInfo)),
+    { legacy: 'reject', maxRequestBodySize: maxBodyBytes, onerror },
+  );
+  const serveModern = toNodeHandler(
+    {
+      fetch: (request, options) => {
+        const tool = toolCalled(options?.parsedBody);
+        if (tool !== undefined) calling.set(request, tool);
+        return modern.fetch(request, options);
+      },
+    },
+    { maxRequestBodySize: maxBodyBytes, onerror },
+  );
 
   return {
     notify: modern.notify,

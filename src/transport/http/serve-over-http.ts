@@ -15,7 +15,7 @@ import { isLoopbackHost } from './is-loopback-host.js';
 import { createJwtAuth } from './jwt-auth.js';
 import { createLegacySessions } from './legacy-sessions.js';
 import { createMcpEndpoint } from './mcp-endpoint.js';
-import { createMemoryReclaimer } from './memory-reclaimer.js';
+import { createMemoryReclaimer } from '../../memory-reclaimer.js';
 import { openFileLimit } from './open-file-limit.js';
 import { protectedResource } from './protected-resource.js';
 import { createRequestGuard, hostnameOf } from './request-guard.js';
@@ -107,7 +107,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
   const resourceHost = oauth === undefined ? undefined : hostnameOf(new URL(oauth.resource).host);
   const limits: HttpLimits = { ...DEFAULT_HTTP_LIMITS, ...opts.limits };
   const now = opts.now ?? Date.now;
-  const build = (session: SessionInfo) => opts.server.build(session);
+  const build = (session: SessionInfo, tool?: string) => opts.server.build(session, tool);
   const onEnd: SessionEndListener = opts.onSessionEnd ?? (() => undefined);
   const sessions = createLegacySessions({
     build,

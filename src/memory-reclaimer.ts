@@ -1,6 +1,6 @@
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
-import type { Logger } from '../../log.js';
+import type { Logger } from './log.js';
 
 const heapUsed = (): number | undefined => {
   try {
@@ -24,8 +24,8 @@ export interface MemoryReclaimer {
 const COLLECTIONS = 2;
 
 /**
- * A burst of HTTP clients grows V8's heap for the garbage it leaves behind, and an idle process never collects it:
- * no allocation, no GC. Once the server has been idle for `idleMs` after serving requests, this runs full
+ * A burst of HTTP clients grows V8's heap for the garbage it leaves behind (the audit log's writer thread, its own
+ * heap for the events it wrote), and an idle isolate never collects it: no allocation, no GC. Once the server has been idle for `idleMs` after serving requests, this runs full
  * collections so the memory goes back to the OS. The `gc` function comes from a fresh `vm` context (the flag is set
  * at that moment, never at import); the main context's globals are untouched. Each collection is a pause of a few
  * tens of ms at a time nothing is being served.

@@ -1,0 +1,203 @@
+import type { MessagePort } from 'node:worker_threads';
+import { SkillsError, isSkillsError } from '../errors.js';
+import type { Logger } from '../log.js';
+import { createMemoryReclaimer } from '../memory-reclaimer.js';
+import type { AuditStore } from './audit-store.js';
+import { openAuditStore } from './open-audit-store.js';
+import { startAnchoring, type Anchoring } from './start-anchoring.js';
+import { createWorkerLogger } from './worker-log.js';
+import {
+  encodeError,
+  type WorkerMessage,
+  type WorkerOp,
+  type WorkerReply,
+  type WorkerSettings,
+} from './worker-protocol.js';
+
+type WriteOp = Extract<
+  WorkerOp,
+  { m: 'startSession' | 'append' | 'appendMany' | 'appendGroups' | 'endSession' }
+>;
+type ReadOp = Exclude<WorkerOp, WriteOp | { m: 'close' }>;
+
+/** How long the writer waits, after its last request, before it collects its heap. */
+const IDLE_MS = 2_000;
+
+const WRITES = new Set<WorkerOp['m']>(['startSession', 'append', 'appendMany', 'appendGroups', 'endSession']);
+const isWrite = (op: WorkerOp): op is WriteOp => WRITES.has(op.m);
+
+/**
+ * The audit worker (runs in its own thread, see `openAuditWorker`): opens the SQLite log with its own connection
+ * (recovery, chain check, anchoring), then serves the requests the server's thread sends, in the order sent. The
+ * writes that arrive together — in one message, or while the previous commit was running — go into one IMMEDIATE
+ * transaction (one fsync), each in its own savepoint so that a refused event fails alone; the answers go back once
+ * that transaction has committed. Reads are answered in turn, so they see every write sent before them.
+ */
+export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): void {
+  const post = (m: WorkerMessage) => port.postMessage(m);
+  const log = createWorkerLogger(settings.logLevel, (line) => post({ kind: 'log', line }));
+  let store: AuditStore;
+  try {
+    store = openAuditStore({ path: settings.path, log });
+  } catch (e) {
+    post({ kind: 'failed', error: encodeError(e) });
+    port.close();
+    return;
+  }
+  reportRecovery(store, log);
+  // Refusals (the anchoring found the log or its anchors changed) reach the server's `runsRefused()`.
+  const refuseRuns = (reason: string) => {
+    const before = store.runsRefused();
+    store.refuseRuns(reason);
+    if (before === undefined) post({ kind: 'refused', reason: store.runsRefused() ?? reason });
+  };
+  const anchoring = anchor({ ...store, refuseRuns }, settings, log);
+  post({ kind: 'ready', refused: store.runsRefused() });
+
+  const write = (op: WriteOp): unknown => {
+    switch (op.m) {
+      case 'startSession':
+        return store.startSession(op.input, op.sessionId === undefined ? {} : { sessionId: op.sessionId });
+      case 'append':
+        return store.append(op.input);
+      case 'appendMany':
+        return store.appendMany(op.inputs);
+      case 'appendGroups':
+        return op.groups.map((g) => {
+          try {
+            store.appendMany(g);
+            return null;
+          } catch (e) {
+            return encodeError(e);
+          }
+        });
+      case 'endSession':
+        return store.endSession(op.sessionId, op.reason);
+    }
+  };
+  const read = (op: ReadOp): unknown => {
+    switch (op.m) {
+      case 'sessionState':
+        return store.sessionState(op.sessionId);
+      case 'sessionEvents':
+        return store.sessionEvents(op.sessionId, op.types);
+      case 'listCalls':
+        return store.listCalls(op.filter);
+      case 'getCall':
+        return store.getCall(op.callId);
+    }
+  };
+  const attempt = (id: number, fn: () => unknown): WorkerReply => {
+    try {
+      return { id, ok: true, value: fn() };
+    } catch (e) {
+      return { id, ok: false, error: encodeError(e) };
+    }
+  };
+  /** Writes in one transaction; if it cannot commit, none of them is durable and each is told so. */
+  const writeAll = (ops: WriteOp[], replies: WorkerReply[]) => {
+    const first = replies.length;
+    try {
+      store.withWriteLock(() => {
+        for (const op of ops) replies.push(attempt(op.id, () => write(op)));
+      });
+    } catch (e) {
+      const error = encodeError(
+        isSkillsError(e)
+          ? e
+          : new SkillsError('AUDIT_FAILED', `audit write failed: ${(e as Error).message}`, {
+              hint: 'Nothing was written by this step. Check the audit DB path, disk space and permissions.',
+            }),
+      );
+      replies.length = first;
+      for (const op of ops) replies.push({ id: op.id, ok: false, error });
+    }
+  };
+
+  /** Sends the answers; one whose value cannot be copied back is answered with an error instead (never lost). */
+  const answer = (replies: WorkerReply[]) => {
+    try {
+      return post({ kind: 'done', replies });
+    } catch {
+      // fall through: one at a time
+    }
+    for (const r of replies) {
+      try {
+        post({ kind: 'done', replies: [r] });
+      } catch (e) {
+        post({ kind: 'done', replies: [{ id: r.id, ok: false, error: encodeError(e) }] });
+      }
+    }
+  };
+
+  let queue: WorkerOp[] = [];
+  let closed = false;
+  // A burst of calls leaves this thread's heap grown; it is collected once the server has gone quiet.
+  const reclaimer = createMemoryReclaimer({ idleMs: IDLE_MS, log });
+  const serve = () => {
+    const ops = queue;
+    if (ops.length === 0) return;
+    queue = [];
+    reclaimer.busy();
+    const replies: WorkerReply[] = [];
+    for (let i = 0; i < ops.length;) {
+      const op = ops[i]!;
+      if (isWrite(op)) {
+        let end = i + 1;
+        while (end < ops.length && isWrite(ops[end]!)) end++;
+        writeAll(ops.slice(i, end) as WriteOp[], replies);
+        i = end;
+      } else if (op.m === 'close') {
+        replies.push(attempt(op.id, close));
+        i++;
+      } else {
+        replies.push(attempt(op.id, () => read(op)));
+        i++;
+      }
+    }
+    answer(replies);
+    if (closed) port.close();
+    else reclaimer.idle();
+  };
+  const close = () => {
+    if (closed) throw new SkillsError('AUDIT_FAILED', 'the audit log is closed');
+    closed = true;
+    reclaimer.stop();
+    anchoring?.stop();
+    store.close();
+  };
+  port.on('message', (ops: WorkerOp[]) => {
+    if (queue.length === 0) setImmediate(serve);
+    for (const op of ops) queue.push(op);
+  });
+}
+
+/** Starts anchoring the log; a key or anchor file that cannot be used refuses new runs (read-only tools go on). */
+function anchor(store: AuditStore, settings: WorkerSettings, log: Logger): Anchoring | undefined {
+  try {
+    return startAnchoring({
+      store,
+      keyFile: settings.anchors.keyFile,
+      file: settings.anchors.file,
+      intervalMs: settings.anchors.intervalMs,
+      logAnchors: settings.anchors.log,
+      log,
+    });
+  } catch (err) {
+    log.error({ err }, 'cannot anchor the audit log');
+    store.refuseRuns('the anchor key or file cannot be used');
+    return undefined;
+  }
+}
+
+function reportRecovery(store: AuditStore, log: Logger): void {
+  const r = store.recovery;
+  if (r !== null && (r.interruptedCalls.length > 0 || r.closedSessions.length > 0)) {
+    log.warn(
+      { interrupted: r.interruptedCalls.length, closedSessions: r.closedSessions.length },
+      'audit recovery after an unclean stop',
+    );
+  }
+  if (r?.chain?.ok === false)
+    log.error({ chain: r.chain }, 'audit chain does not verify: run `skills-mcp audit verify`');
+}
