@@ -29,6 +29,14 @@ export interface SharedPending {
   channel: string;
 }
 
+/**
+ * A gate event read from a shared log. An `approval_decided` comes with what its call's `tool_call_requested`
+ * recorded (the first one of that call id), so that a grant's MAC can be checked against it.
+ */
+export type GateEvent = AuditEvent & {
+  requested?: { approvalKey: string; inputSha256: string; bundleSha256: string | null };
+};
+
 /** A console approval waiting on another server process, as it shared it. */
 export interface SharedView {
   callId: string;
@@ -99,7 +107,7 @@ export interface CallLog {
    * `afterEventId` of every audit session continuing session `sessionId` (`<id>` or `<id>.<suffix>`, i.e. the same
    * principal on every replica, this one's included); of ended sessions only stops. In commit order.
    */
-  gateEventsOf?(sessionId: string, afterEventId: number): Promise<AuditEvent[]>;
+  gateEventsOf?(sessionId: string, afterEventId: number): Promise<GateEvent[]>;
   /** Only in a shared log: the `approval_decided` events of these calls, in commit order. */
   decisionsOf?(callIds: readonly string[]): Promise<AuditEvent<'approval_decided'>[]>;
   /** Only in a shared log whose replicas share a secret (`http.state_key_file`): see {@link PendingViewBoard}. */

@@ -174,6 +174,11 @@ export const ApprovalDecidedPayloadSchema = z.strictObject({
   reason: ApprovalReasonSchema,
   channel: ApprovalChannelSchema,
   approver: ApproverSchema.optional(),
+  mac: Sha256Schema.optional().describe(
+    'With a log shared by replicas: HMAC-SHA256, under a key derived from their shared secret, of the call id, its ' +
+      'audit session, approval key, input and bundle digests and the decision. A replica acts on a decision ' +
+      'recorded by another, or applies its grant, only when this verifies.',
+  ),
 });
 
 export const LoopGuardTrippedPayloadSchema = z.strictObject({

@@ -46,10 +46,11 @@ export function createServices(
   catalog: () => Catalog,
   version: string,
   /**
-   * Seals the views of console approvals waiting here for the consoles of the other replicas (with a PostgreSQL log;
-   * derived from the replicas' shared secret, `pendingViewKey`). Without it they are not shared.
+   * With a PostgreSQL log and the replicas' shared secret: the keys derived from it that seal the views of console
+   * approvals waiting here for the consoles of the other replicas (`pendingViewKey`) and sign every decision recorded
+   * here (`decisionMacKey`). Without them nothing is shared, and no grant recorded by another process applies.
    */
-  viewKey?: Uint8Array,
+  sharing?: { viewKey: Uint8Array; decisionKey: Uint8Array },
 ): Services {
   const target = resolveAuditPath(config, io);
   const auditPath = resolveLocalBase(config, io);
@@ -93,7 +94,7 @@ export function createServices(
         env: io.env,
         log,
         lease: { heartbeatMs, leaseMs },
-        ...(viewKey === undefined ? {} : { viewKey }),
+        ...(sharing === undefined ? {} : { viewKey: sharing.viewKey }),
       });
       closeAudit = () => store.close();
       void store.verifyInBackground();
@@ -138,6 +139,7 @@ export function createServices(
         ],
         privatePaths: [consoleDir],
         bundlesDir,
+        ...(sharing === undefined ? {} : { decisionKey: sharing.decisionKey }),
       }),
     ),
   );

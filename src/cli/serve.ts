@@ -10,6 +10,7 @@ import { createServices } from './create-services.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { pgConnectionConfig } from '../audit/postgres/pg-connection-config.js';
 import { pendingViewKey } from '../audit/postgres/pending-view-key.js';
+import { decisionMacKey } from '../audit/decision-mac-key.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
@@ -159,12 +160,12 @@ async function serve(
 
   const version = packageVersion();
   // With a PostgreSQL log, the consoles of the replicas show each other their waiting approvals, sealed with a key
-  // derived from the same shared secret.
-  const viewKey =
+  // derived from the same shared secret, and sign the decisions they record with another.
+  const sharing =
     stateSecret !== undefined && config.audit !== undefined && isPostgresUrl(config.audit)
-      ? pendingViewKey(stateSecret)
+      ? { viewKey: pendingViewKey(stateSecret), decisionKey: decisionMacKey(stateSecret) }
       : undefined;
-  const services = createServices(config, log, io, () => catalog, version, viewKey);
+  const services = createServices(config, log, io, () => catalog, version, sharing);
   const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
   // The Skills extension's code loads only when it is on.
   const skillsExtension = config.skills_extension

@@ -41,7 +41,8 @@ export const policyEvent = (sessionId: string, callId: string, call: PreparedCal
 
 /**
  * A decision and the loop-guard / abort events it implies, plus the gate events to apply once they are durable.
- * `caller` is the session's signed-in caller: the approver when they answered in their own client.
+ * `caller` is the session's signed-in caller: the approver when they answered in their own client. `mac` signs the
+ * decision for the other replicas sharing the log (`DecisionSigner`).
  */
 export function decisionEvents(
   gate: SessionState,
@@ -50,10 +51,10 @@ export function decisionEvents(
   key: string,
   outcome: ApprovalOutcome,
   channel: ApprovalChannel,
-  caller?: CallerRecord,
+  o: { caller?: CallerRecord | undefined; mac?: string | undefined } = {},
 ): { events: AppendInput[]; apply: SessionEvent[] } {
   const apply = gate.eventsFor(key, outcome);
-  const approver = approverOf(channel, outcome, caller);
+  const approver = approverOf(channel, outcome, o.caller);
   const denials = gate.denialCount(key) + 1;
   const events = apply.map((ev): AppendInput => {
     if (ev.type === 'approval_decided') {
@@ -67,6 +68,7 @@ export function decisionEvents(
           reason: outcome.reason,
           channel,
           ...(approver === undefined ? {} : { approver }),
+          ...(o.mac === undefined ? {} : { mac: o.mac }),
         },
       };
     }

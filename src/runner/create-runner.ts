@@ -35,6 +35,7 @@ import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import type { Begin, CallContext, Recorded, Runner, RunnerDeps } from './runner-types.js';
 import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.js';
 import { createSharedConsoleApprovals } from './shared-console-approvals.js';
+import { createDecisionSigner } from './decision-signer.js';
 import type { SessionInfo } from './session.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
@@ -42,6 +43,7 @@ type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_a
 /** The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
+  const signer = createDecisionSigner(deps.decisionKey);
   const sessions = createLiveSessions(deps);
   const pending = createPendingApprovals(
     {
@@ -93,14 +95,22 @@ export function createRunner(deps: RunnerDeps): Runner {
   /**
    * With a log shared by replicas: applies to this session's gate what the same session (principal) recorded on
    * other replicas since the last look: grants, denials, loop guard, "deny and stop" — also those another replica
-   * wrote into this process's own audit session (deciding a call asked here).
+   * wrote into this process's own audit session (deciding a call asked here). A grant applies only when its MAC
+   * verifies (signed by a process holding the replicas' shared secret); without the secret none does.
    */
   const syncGate = async (audit: CallLog, s: LiveSession) => {
     if (audit.gateEventsOf === undefined) return;
     const st = syncOf(s);
     for (const ev of await audit.gateEventsOf(s.info.id, st.after)) {
       st.after = Math.max(st.after, ev.eventId);
-      if (!st.own.delete(ev.eventId)) s.gate.apply(ev);
+      if (st.own.delete(ev.eventId)) continue;
+      // A grant lets later calls run without asking: only one a process holding the shared secret signed.
+      if (signer.mayApply(ev)) s.gate.apply(ev);
+      else
+        log.warn(
+          { callId: ev.callId, eventId: ev.eventId },
+          'ignored a session grant whose MAC does not verify',
+        );
     }
   };
 
@@ -186,6 +196,7 @@ export function createRunner(deps: RunnerDeps): Runner {
         key,
         gate.outcome,
         gate.outcome.reason === 'cached' ? 'session' : 'rules',
+        { mac: signer.macFor(s.auditId, callId, call, gate.outcome.decision) },
       );
       const before = {
         events: [...head, ...d.events],
@@ -197,7 +208,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       const { reason } = gate.outcome;
       const channel: ApprovalChannel =
         reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
-      const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel);
+      const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel, {
+        mac: signer.macFor(s.auditId, callId, call, gate.outcome.decision),
+      });
       await commit(
         audit,
         s,
@@ -267,7 +280,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     const o: ApprovalOutcome = s.gate.isAborted()
       ? { decision: 'denied', reason: 'session_aborted' }
       : outcome;
-    const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, s.caller);
+    const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, {
+      caller: s.caller,
+      mac: signer.macFor(s.auditId, callId, call, o.decision),
+    });
     if (o.decision === 'approved' || o.decision === 'approved_for_session') {
       try {
         await commit(audit, s, d.events, d.apply);
@@ -307,7 +323,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     call: PreparedCall,
   ): Promise<CallResult> => {
     const stopped: AbortedOutcome = { decision: 'denied', reason: 'session_aborted' };
-    const d = decisionEvents(s.gate, auditId, callId, call.bound.approvalKey, stopped, 'session', s.caller);
+    const d = decisionEvents(s.gate, auditId, callId, call.bound.approvalKey, stopped, 'session', {
+      caller: s.caller,
+      mac: signer.macFor(auditId, callId, call, stopped.decision),
+    });
     await audit.appendMany([
       ...d.events,
       finishedEvent(auditId, callId, 'denied', { code: 'APPROVAL_DENIED' }),
@@ -333,7 +352,9 @@ export function createRunner(deps: RunnerDeps): Runner {
       pending.take(id);
       const events = p.approved
         ? []
-        : decisionEvents(s.gate, s.auditId, id, p.call.bound.approvalKey, stopped, 'session').events;
+        : decisionEvents(s.gate, s.auditId, id, p.call.bound.approvalKey, stopped, 'session', {
+            mac: signer.macFor(s.auditId, id, p.call, stopped.decision),
+          }).events;
       await audit.appendMany([
         ...events,
         finishedEvent(s.auditId, id, 'denied', { code: 'APPROVAL_DENIED' }),
@@ -345,6 +366,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const shared = createSharedConsoleApprovals({
     audit: deps.audit,
+    signer,
     config,
     log,
     now: deps.now ?? Date.now,
@@ -446,7 +468,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     const o: ApprovalOutcome = s.gate.isAborted()
       ? { decision: 'denied', reason: 'session_aborted' }
       : interpretAnswer(answer);
-    const d = decisionEvents(s.gate, sp.sessionId, callId, sp.approvalKey, o, ctx.channel, s.caller);
+    const d = decisionEvents(s.gate, sp.sessionId, callId, sp.approvalKey, o, ctx.channel, {
+      caller: s.caller,
+      mac: signer.macFor(sp.sessionId, callId, call, o.decision),
+    });
     const approved = o.decision === 'approved' || o.decision === 'approved_for_session';
     const events = approved
       ? d.events
@@ -509,7 +534,10 @@ export function createRunner(deps: RunnerDeps): Runner {
         p.call.bound.approvalKey,
         outcome,
         channel,
-        p.session.caller,
+        {
+          caller: p.session.caller,
+          mac: signer.macFor(p.session.auditId, callId, p.call, outcome.decision),
+        },
       );
       const audit = await deps.audit();
       // Until the decision is durable, a retry or another answer finds the call taken (the write awaits).
@@ -590,7 +618,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     recordAnswer,
     onPendingClosed: pending.onClosed,
     recordSharedAnswer: async (callId, seen, answer) =>
-      recordSharedAnswer(await deps.audit(), config, callId, seen, answer),
+      recordSharedAnswer(await deps.audit(), config, signer, callId, seen, answer),
     onDecidedElsewhere: (listener) => shared.onDecidedElsewhere(listener),
     recordReadOnly: readOnly.record,
     artifact,

@@ -1,7 +1,7 @@
 import type { CallLog } from '../audit/call-log.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import type { Config } from '../config/config-schema.js';
-import { isSkillsError } from '../errors.js';
+import { isSkillsError, SkillsError } from '../errors.js';
 import {
   createSessionState,
   interpretAnswer,
@@ -9,6 +9,7 @@ import {
   type ApprovalOutcome,
 } from '../gate/index.js';
 import { decisionEvents, finishedEvent } from './call-events.js';
+import type { DecisionSigner } from './decision-signer.js';
 import type { SeenCall, SharedRecorded } from './runner-types.js';
 
 /** The log refused a decision because the call was decided or closed meanwhile (by any server process). */
@@ -22,15 +23,16 @@ const approving = (o: ApprovalOutcome) => o.decision === 'approved' || o.decisio
 /**
  * A console's answer for a call waiting on another server process (see `Runner.recordSharedAnswer`). The call must
  * still wait in the log for a console decision, and what the person was shown must be what was recorded when it
- * was asked (session, approval key, input digest, bundle); else nothing is written. The decision is recorded in the
- * call's own audit session with the gate of its session family as the log holds it (grants, denials, loop guard, a
- * stop: a stopped family turns an approval into a refusal). Recording it is the claim: the log takes one decision
- * per call. A refusal is recorded with the call's end (it ran nothing); an approval leaves the run to the process
- * that holds the call.
+ * was asked (session, approval key, input digest, bundle); else nothing is written. The decision is signed
+ * (`approval_decided.mac`, see `DecisionSigner`) and recorded in the call's own audit session with the gate of its
+ * session family as the log holds it (verified grants, denials, loop guard, a stop: a stopped family turns an
+ * approval into a refusal). Recording it is the claim: the log takes one decision per call. A refusal is recorded
+ * with the call's end (it ran nothing); an approval leaves the run to the process that holds the call.
  */
 export async function recordSharedAnswer(
   audit: CallLog,
   config: Config,
+  signer: DecisionSigner,
   callId: string,
   seen: SeenCall,
   answer: ApprovalAnswer,
@@ -46,12 +48,16 @@ export async function recordSharedAnswer(
   const family = sp.sessionId.split('.')[0]!;
   const gate = createSessionState(
     { loopGuard: config.approval.loop_guard },
-    (await audit.gateEventsOf?.(family, 0)) ?? [],
+    ((await audit.gateEventsOf?.(family, 0)) ?? []).filter((ev) => signer.mayApply(ev)),
   );
   const stopped: ApprovalOutcome = { decision: 'denied', reason: 'session_aborted' };
   const o = gate.isAborted() ? stopped : interpretAnswer(answer);
   const write = (outcome: ApprovalOutcome) => {
-    const d = decisionEvents(gate, sp.sessionId, callId, sp.approvalKey, outcome, 'console');
+    // Signed: the process holding the call acts only on a decision whose MAC verifies against it.
+    const mac = signer.mac({ ...sp, decision: outcome.decision });
+    if (mac === undefined)
+      throw new SkillsError('AUDIT_FAILED', 'no shared secret to sign the decision with');
+    const d = decisionEvents(gate, sp.sessionId, callId, sp.approvalKey, outcome, 'console', { mac });
     const end = finishedEvent(sp.sessionId, callId, 'denied', { code: 'APPROVAL_DENIED' });
     return audit.appendMany(approving(outcome) ? d.events : [...d.events, end]);
   };

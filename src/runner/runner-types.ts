@@ -45,6 +45,12 @@ export interface RunnerDeps {
   bundlesDir: string;
   /** With a shared log: how often to look for decisions recorded elsewhere while console approvals wait here. */
   decisionPollMs?: number;
+  /**
+   * With a log shared by replicas and their shared secret (`decisionMacKey`): signs every decision recorded here, and
+   * a decision or grant recorded elsewhere is acted on only when its MAC verifies. Without it, console approvals are
+   * not shared and no grant recorded by another process applies.
+   */
+  decisionKey?: Uint8Array;
   now?: () => number;
 }
 

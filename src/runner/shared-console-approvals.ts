@@ -5,6 +5,8 @@ import type { Config } from '../config/config-schema.js';
 import type { ApprovalView } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import { finishedEvent } from './call-events.js';
+import { bindingOf, type DecisionSigner } from './decision-signer.js';
+import { isDecidedElsewhere } from './record-shared-answer.js';
 import { refused, type CallResult } from './call-result.js';
 import { createDecisionWatcher } from './decision-watcher.js';
 import type { LiveSession } from './live-sessions.js';
@@ -36,6 +38,8 @@ export interface SharedConsoleApprovals {
 
 export interface SharedConsoleDeps {
   audit: () => Promise<CallLog>;
+  /** Checks the MAC of a decision recorded elsewhere; without its key nothing is shared. */
+  signer: DecisionSigner;
   config: Config;
   log: Logger;
   now: () => number;
@@ -59,8 +63,10 @@ export interface SharedConsoleDeps {
 const approving = (decision: string) => decision === 'approved' || decision === 'approved_for_session';
 
 export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedConsoleApprovals {
-  const { log, config } = deps;
+  const { log, config, signer } = deps;
   const shared = new Set<string>();
+  /** Calls for which a decision whose MAC does not verify was found (logged once each). */
+  const distrusted = new Set<string>();
   const listeners = new Set<DecidedElsewhere>();
   const watcher = createDecisionWatcher({
     audit: deps.audit,
@@ -71,6 +77,7 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
   const warnSync = (err: unknown) => log.warn({ err }, 'could not read other replicas’ stops');
 
   const settle = (callId: string) => {
+    distrusted.delete(callId);
     if (!shared.delete(callId)) return;
     watcher.unwatch(callId);
     void deps
@@ -109,21 +116,58 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
     return result;
   };
 
+  /**
+   * Whether a decision recorded elsewhere was made by a process holding the shared secret, for this call as it
+   * waits here (session, approval key, input and bundle digests) and with this decision. Anything else, whoever
+   * could write it into the database, is logged once and ignored: the call keeps waiting, then times out.
+   */
+  const verified = (p: Pending, callId: string, d: ApprovalDecidedPayload): boolean => {
+    if (signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac)) return true;
+    if (!distrusted.has(callId)) {
+      distrusted.add(callId);
+      log.warn(
+        { callId, decision: d.decision, channel: d.channel },
+        'ignored a decision recorded elsewhere whose MAC does not verify',
+      );
+    }
+    return false;
+  };
+
   /** From the watcher: news only for a console approval still waiting here that this process is not deciding. */
   const takeDecision = async (ev: AuditEvent<'approval_decided'>) => {
     const callId = ev.callId ?? '';
     const p = deps.pending().get(callId);
     if (p === undefined || p.approved === true) return watcher.unwatch(callId);
     if (p.recording === true || p.channel !== 'console') return;
+    if (!verified(p, callId, ev.payload)) return;
     await adopt(p, callId, ev.payload, false);
   };
 
+  /** The decision that won the claim on a call (the first recorded), or undefined when there is none. */
   const winner = async (callId: string) => (await (await deps.audit()).decisionsOf?.([callId]))?.[0]?.payload;
+
+  /**
+   * The claim went to a decision that does not verify: nothing can be recorded for the call any more, so it ends
+   * here unrun (its end recorded if the log still takes it).
+   */
+  const unverifiable = async (p: Pending, callId: string): Promise<CallResult> => {
+    const audit = await deps.audit();
+    try {
+      await audit.append(finishedEvent(p.session.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' }));
+    } catch (err) {
+      if (!isDecidedElsewhere(err)) throw err;
+    }
+    const text =
+      `${p.call.skill.name}/${p.call.script} was not run: the audit log holds a decision for it that no server ` +
+      'process sharing the log made (it does not carry a valid signature). Call the tool again to ask anew.';
+    return refused('denied', text, 'APPROVAL_DENIED', callId);
+  };
 
   return {
     share(audit, s, callId, approvalKey, view) {
       const board = audit.pendingViews;
-      if (board === undefined || audit.decisionsOf === undefined) return;
+      // Shared only when the decisions other consoles record for it can be checked here.
+      if (board === undefined || audit.decisionsOf === undefined || !signer.enabled) return;
       shared.add(callId);
       watcher.watch(callId);
       const caller = s.info.caller;
@@ -146,6 +190,7 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
     async lostClaim(p, callId, ctx, held) {
       const d = await winner(callId);
       if (d === undefined) return deps.refusal(p, callId, 'session_ended');
+      if (!verified(p, callId, d)) return unverifiable(p, callId);
       if (!approving(d.decision)) return (await adopt(p, callId, d, true))!;
       const audit = await deps.audit();
       await deps.syncGate(audit, p.session).catch(warnSync);
@@ -160,7 +205,7 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
     },
     async lostRecord(p, callId) {
       const d = await winner(callId);
-      if (d === undefined) return undefined;
+      if (d === undefined || !verified(p, callId, d)) return undefined;
       const r = await adopt(p, callId, d, false);
       if (approving(d.decision)) return { kind: 'approved' };
       return r === undefined ? undefined : { kind: 'closed', result: r };

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
-import type { CallLog, SharedPending } from '../call-log.js';
+import type { CallLog, GateEvent, SharedPending } from '../call-log.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
@@ -47,14 +47,41 @@ const OF_SESSION = `SELECT event_id::text AS event_id, ts::text AS ts, session_i
   FROM ${PG_SCHEMA}.audit_events WHERE session_id = $1 AND ($2::text[] IS NULL OR type = ANY($2::text[]))
   ORDER BY event_id`;
 
+// With each decision, its call's request as first recorded (what a grant's MAC is checked against).
 const GATE_EVENTS = `SELECT e.event_id::text AS event_id, e.ts::text AS ts, e.session_id, e.call_id, e.type, e.payload,
-    e.prev_hash, e.hash
+    e.prev_hash, e.hash, r.payload AS requested
   FROM ${PG_SCHEMA}.audit_events e
+  LEFT JOIN LATERAL (SELECT q.payload FROM ${PG_SCHEMA}.audit_events q
+    WHERE e.type = 'approval_decided' AND q.call_id = e.call_id AND q.type = 'tool_call_requested'
+    ORDER BY q.event_id LIMIT 1) r ON true
   WHERE e.type IN ('approval_decided', 'loop_guard_tripped', 'session_aborted')
     AND (e.session_id = $1 OR e.session_id LIKE $2) AND e.event_id > $3
     AND (e.type = 'session_aborted' OR NOT EXISTS (SELECT 1 FROM ${PG_SCHEMA}.audit_events x
          WHERE x.type = 'session_ended' AND x.session_id = e.session_id))
   ORDER BY e.event_id`;
+
+/** What a call's `tool_call_requested` payload binds, when it has it. */
+function requestedOf(payload: unknown): GateEvent['requested'] {
+  if (typeof payload !== 'string') return undefined;
+  let p: Record<string, unknown>;
+  try {
+    p = JSON.parse(payload) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  if (
+    typeof p !== 'object' ||
+    p === null ||
+    typeof p.approval_key !== 'string' ||
+    typeof p.input_sha256 !== 'string'
+  )
+    return undefined;
+  return {
+    approvalKey: p.approval_key,
+    inputSha256: p.input_sha256,
+    bundleSha256: typeof p.bundle_sha256 === 'string' ? p.bundle_sha256 : null,
+  };
+}
 
 const DECISIONS = `SELECT event_id::text AS event_id, ts::text AS ts, session_id, call_id, type, payload, prev_hash, hash
   FROM ${PG_SCHEMA}.audit_events WHERE call_id = ANY($1::text[]) AND type = 'approval_decided' ORDER BY event_id`;
@@ -193,7 +220,10 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
           like,
           afterEventId,
         ]);
-        return rows.map((r) => parseEventRow(asRow(r)));
+        return rows.map(({ requested: raw, ...row }): GateEvent => {
+          const requested = requestedOf(raw);
+          return { ...parseEventRow(asRow(row)), ...(requested === undefined ? {} : { requested }) };
+        });
       } catch (err) {
         throw pgFailure('read the session state of other replicas', err);
       }
