@@ -37,30 +37,52 @@ export type GateEvent = AuditEvent & {
   requested?: { approvalKey: string; inputSha256: string; bundleSha256: string | null };
 };
 
-/** A console approval waiting on another server process, as it shared it. */
-export interface SharedView {
+/** A console approval waiting on another server process: which call, and which process holds it. */
+export interface WaitingView {
   callId: string;
   /** The audit session the call belongs to. */
   sessionId: string;
   /** The server process that holds the call (and runs it once approved). */
   host: string;
   pid: number;
-  /** What it sealed, opened: authenticated, but still to be validated by the reader. */
+}
+
+/** A console approval waiting on another server process, with the card it shared. */
+export interface SharedView extends WaitingView {
+  /** The card it sealed, opened: authenticated, but still to be validated by the reader. */
   body: unknown;
 }
 
 /**
- * What the consoles of server processes sharing one log show each other: each shares the view of its own waiting
- * console approvals (sealed: the database never holds their values in the clear) and reads the others'.
+ * What the consoles of server processes sharing one log show each other: each shares the views of its own waiting
+ * console approvals (sealed: the database never holds their values in the clear) and reads the others'. A view is
+ * a small card (what the approval card shows) and, apart, the arguments and input in full.
  */
 export interface PendingViewBoard {
-  /** Shares `body` for `callId` until `ttlMs` from now (the database's clock). */
-  share(v: { callId: string; sessionId: string; ttlMs: number; body: unknown }): Promise<void>;
   /**
-   * The views other processes shared of calls still waiting (not expired, not decided or closed, session not
-   * ended), at most `limit`, those expiring first first. A row that does not open under this process's key is skipped.
+   * Shares the view of a console approval waiting here until `ttlMs` from now (the database's clock). `principal`
+   * names the caller it belongs to (the listing shares its slots fairly among callers).
    */
-  others(limit: number): Promise<SharedView[]>;
+  share(v: {
+    callId: string;
+    sessionId: string;
+    principal: string;
+    ttlMs: number;
+    card: unknown;
+    input: unknown;
+  }): Promise<void>;
+  /**
+   * The console approvals other processes shared that still wait (not expired, not decided or closed, session not
+   * ended): at most `limit`, taken in turn from each caller (and within a caller from each session), those expiring
+   * first first; and how many wait in all. Ids only: the cards are read with `cards`.
+   */
+  waiting(limit: number): Promise<{ listed: WaitingView[]; total: number }>;
+  /** Which of these calls still wait as `waiting` means it, whether or not they would be listed. */
+  stillWaiting(callIds: readonly string[]): Promise<Set<string>>;
+  /** The cards of these calls, opened; a row whose card does not open under this process's key is left out. */
+  cards(callIds: readonly string[]): Promise<SharedView[]>;
+  /** The arguments and input of a call that still waits, opened; undefined when there are none to show. */
+  input(callId: string): Promise<unknown>;
   /** Removes the view of a call (decided, closed, or its session ended). */
   drop(callId: string): Promise<void>;
 }

@@ -1,16 +1,14 @@
-import { DECISION_TITLES, APPROVAL_DECISIONS, describeFinding, displayCall } from '../gate/index.js';
-import type { ApprovalView, DisplayedCall } from '../gate/index.js';
+import { DECISION_TITLES, APPROVAL_DECISIONS, cardDisplay, describeFinding } from '../gate/index.js';
+import type { ApprovalView, CardDisplay } from '../gate/index.js';
 import type { ConsoleApproval } from './approval-queue.js';
 import { badge, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 
-const MAX_FINDINGS = 5;
-
 /** The inputs a person sees: every value in full or marked, and a link to the whole input when one is not. */
-function inputFacts(view: ApprovalView, d: DisplayedCall, callLink: string): Html {
+function inputFacts(view: ApprovalView, d: CardDisplay, callLink: string): Html {
   const s = view.inputSummary;
-  return html`${s.input_keys.length} ${s.input_keys.length === 1 ? 'key' : 'keys'}, ${s.input_bytes} bytes
-  (sha256 ${short(s.input_sha256)})
+  return html`${d.keyCount} ${d.keyCount === 1 ? 'key' : 'keys'}, ${s.input_bytes} bytes (sha256
+  ${short(s.input_sha256)})
   ${
     d.values.length === 0
       ? ''
@@ -23,10 +21,10 @@ function inputFacts(view: ApprovalView, d: DisplayedCall, callLink: string): Htm
 /** Everything an approval message shows, as a definition list: what decides (sandbox, network, risk) first. */
 export function approvalFacts(a: ConsoleApproval, base: string): Html {
   const v = a.view;
-  const d = displayCall(v);
+  const d = a.display ?? cardDisplay(v);
   const risk = d.risk;
   const callLink = `${base}/calls/${a.callId}`;
-  const findings = risk.findings.slice(0, MAX_FINDINGS);
+  const findings = risk.findings;
   return html`<dl class="facts">
     <dt>Skill</dt>
     <dd><code>${shown(v.skill)}</code></dd>
@@ -55,8 +53,8 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
           ? ''
           : html`<ul class="plain">
               ${findings.map((f) => html`<li>${shown(describeFinding(f))}</li>`)}${
-                risk.findings.length > MAX_FINDINGS
-                  ? html`<li>and ${risk.findings.length - MAX_FINDINGS} more</li>`
+                d.findingCount > findings.length
+                  ? html`<li>and ${d.findingCount - findings.length} more</li>`
                   : ''
               }
             </ul>`

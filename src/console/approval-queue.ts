@@ -1,6 +1,6 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isSkillsError } from '../errors.js';
-import type { ApprovalAnswer, ApprovalDecision, ApprovalView } from '../gate/index.js';
+import type { ApprovalAnswer, ApprovalDecision, ApprovalView, CardDisplay } from '../gate/index.js';
 import type { Logger } from '../log.js';
 import type { CallResult } from '../runner/call-result.js';
 import type { Runner } from '../runner/runner-types.js';
@@ -25,6 +25,12 @@ export interface ConsoleApproval {
   readonly askedAt: number;
   /** Set when the call waits on another server process (its console shared it): which one, for the page. */
   readonly elsewhere?: string;
+  /**
+   * Set for a call waiting on another server process: what its card shows, as that process's console shows it.
+   * `view` then holds neither the arguments nor the input (the call's page fetches them when it is shown), and only
+   * the first input keys and risk findings.
+   */
+  readonly display?: CardDisplay;
   state: ApprovalState;
   decision?: ApprovalDecision;
   /** Set when the decision was made in the console of another server process sharing the audit log. */

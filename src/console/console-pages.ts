@@ -7,6 +7,7 @@ import { callsTable } from './calls-view.js';
 import { formatTime, shown } from './format.js';
 import { html, type Html } from './html.js';
 import { pageLayout } from './page-layout.js';
+import { MAX_SHOWN } from './shared-approvals.js';
 
 const RECENT_DECISIONS = 10;
 
@@ -35,13 +36,32 @@ function callsSection(calls: CallsView, base: string): Html {
     : html`<p class="notice">The audit log could not be read; the server log has the details.</p>`;
 }
 
-/** The main page: approvals waiting, recent decisions, recent calls. Regions refresh while the page is open. */
-export function indexPage(base: string, approvals: ConsoleApproval[], calls: CallsView): string {
+/** Says how many approvals waiting on other server processes are not listed, when some are not. */
+function notListedNotice(n: number): Html | string {
+  if (n === 0) return '';
+  return html`<p class="notice">
+    ${n} more ${n === 1 ? 'approval is' : 'approvals are'} waiting on other server processes, not listed here:
+    at most ${MAX_SHOWN} are listed, taken in turn from each caller. They appear as listed ones are decided or
+    time out.
+  </p>`;
+}
+
+/**
+ * The main page: approvals waiting, recent decisions, recent calls. Regions refresh while the page is open.
+ * `notListed`: approvals waiting elsewhere that are not listed (past the cap).
+ */
+export function indexPage(
+  base: string,
+  approvals: ConsoleApproval[],
+  calls: CallsView,
+  notListed = 0,
+): string {
   // Oldest first: a new request is appended below, so it never moves a card the person is about to click.
   const pending = approvals.filter((a) => a.state === 'pending').reverse();
   const body = html`<section id="pending" data-live aria-live="polite" aria-labelledby="pending-title">
       <h2 id="pending-title">Waiting for your decision (${pending.length})</h2>
-      ${pending.length === 0 ? html`<p class="muted">Nothing is waiting for a decision. New requests appear here.</p>` : pending.map((a) => approvalCard(a, base))}
+      ${notListedNotice(notListed)}
+      ${pending.length === 0 && notListed === 0 ? html`<p class="muted">Nothing is waiting for a decision. New requests appear here.</p>` : pending.map((a) => approvalCard(a, base))}
     </section>
     <section id="decided" data-live aria-labelledby="decided-title">
       <h2 id="decided-title">Recent decisions</h2>

@@ -69,7 +69,10 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
     return { status: 200, type: 'text/javascript; charset=utf-8', body: CONSOLE_JS };
   if (req.path === '/icon.svg') return { status: 200, type: 'image/svg+xml', body: CONSOLE_ICON };
   deps.onPageView();
-  if (req.path === '/') return page(200, indexPage(base, await approvals(deps), await calls(deps)));
+  if (req.path === '/') {
+    const list = await approvals(deps);
+    return page(200, indexPage(base, list, await calls(deps), deps.shared.notListed()));
+  }
   if (parts[0] === 'approvals' && parts.length === 2) {
     const id = ID.test(parts[1] ?? '') ? parts[1]! : undefined;
     let a = id === undefined ? undefined : queue.get(id);
@@ -103,7 +106,7 @@ async function pendingView(callId: string, deps: RouteDeps): Promise<ApprovalVie
   const here = deps.pendingView(callId);
   if (here !== undefined) return here;
   await deps.shared.list();
-  return deps.shared.view(callId);
+  return deps.shared.fullView(callId);
 }
 
 /** This process's approvals and those waiting on other server processes, newest first. */

@@ -11,6 +11,7 @@ export * from './approval-decision.js';
 export * from './session-state.js';
 export * from './display-value.js';
 export * from './display-call.js';
+export * from './card-display.js';
 export * from './approval-message.js';
 export * from './approval-request.js';
 export * from './refusal-message.js';

@@ -13,7 +13,8 @@ import type { LiveSession } from './live-sessions.js';
 import type { Pending, PendingApprovals } from './pending-approvals.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { CallContext, DecidedElsewhere, Recorded } from './runner-types.js';
-import type { SharedApproval } from './shared-approval.js';
+import { sharedParts } from './shared-approval.js';
+import { principalDigest } from '../audit/principal-digest.js';
 
 /**
  * With a log shared by replicas (and their shared secret): the console approvals waiting in this process, shown to
@@ -171,15 +172,21 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
       shared.add(callId);
       watcher.watch(callId);
       const caller = s.info.caller;
-      const body: SharedApproval = {
-        callId,
-        sessionId: s.auditId,
-        approvalKey,
-        askedAt: deps.now(),
-        ...(caller === undefined ? {} : { caller: { issuer: caller.issuer, subject: caller.subject } }),
+      const { card, input } = sharedParts(
+        {
+          callId,
+          sessionId: s.auditId,
+          approvalKey,
+          askedAt: deps.now(),
+          ...(caller === undefined ? {} : { caller: { issuer: caller.issuer, subject: caller.subject } }),
+        },
         view,
-      };
-      board.share({ callId, sessionId: s.auditId, ttlMs: config.approval.timeout_ms, body }).then(
+      );
+      // Whose approval it is, for the listing's fair share: the principal, else the session family.
+      const principal =
+        s.info.principal === undefined ? s.info.id.split('.')[0]! : principalDigest(s.info.principal);
+      const ttlMs = config.approval.timeout_ms;
+      board.share({ callId, sessionId: s.auditId, principal, ttlMs, card, input }).then(
         // Decided or closed while it was being shared: the view goes again.
         () => void (shared.has(callId) ? undefined : board.drop(callId).catch(() => undefined)),
         (err: unknown) =>

@@ -101,6 +101,20 @@ export const PG_MIGRATIONS: readonly string[] = [
   );
   REVOKE ALL ON ${PG_SCHEMA}.pending_views FROM PUBLIC;
   `,
+  `
+  -- A view in two sealed parts: \`sealed\`, the card (small: what the approval card shows), and \`sealed_input\`, the
+  -- arguments and input in full, read only for the page that shows them (NULL when too large to share). \`principal\`
+  -- (sha256 of the caller, else the session family) lets a reader share its listed slots fairly among callers.
+  -- Views sealed in the former single-part format are not read any more: removed (a working table, not the record).
+  DELETE FROM ${PG_SCHEMA}.pending_views;
+  ALTER TABLE ${PG_SCHEMA}.pending_views
+    ADD COLUMN principal text,
+    ADD COLUMN sealed_input bytea CHECK (octet_length(sealed_input) <= 4194304),
+    ADD CONSTRAINT pending_views_card_size CHECK (octet_length(sealed) <= 65536);
+  CREATE INDEX pending_views_expiry ON ${PG_SCHEMA}.pending_views (expires_at);
+  CREATE INDEX pending_views_session ON ${PG_SCHEMA}.pending_views (session_id);
+  CREATE INDEX pending_views_owner ON ${PG_SCHEMA}.pending_views (host, pid);
+  `,
 ];
 
 /** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
