@@ -54,13 +54,16 @@ export interface PgWriteScope {
  * rules as the SQLite store: `checkEventOrder`), inside the transaction, holding the chain lock: what the check
  * reads cannot change before COMMIT, whichever replica writes. `build` makes the events from where the scope's
  * sessions and calls stand now (e.g. closing a session: its pending approvals and open calls); it may return [].
+ * `also` runs in the same transaction after the events are inserted (whether or not there were any), e.g. to remove
+ * working rows that go with what the events close.
  */
 export function appendOrderedPgEvents(
   pool: pg.Pool,
   scope: PgWriteScope,
   build: (book: CallBook) => readonly PgAppendInput[],
+  also?: (client: pg.PoolClient) => Promise<unknown>,
 ): Promise<AuditEvent[]> {
-  return writePgEvents(pool, scope, (book) => build(book!).map(prepare));
+  return writePgEvents(pool, scope, (book) => build(book!).map(prepare), also);
 }
 
 interface Prepared {
@@ -116,6 +119,7 @@ async function writePgEvents(
   pool: pg.Pool,
   scope: PgWriteScope | undefined,
   build: (book: CallBook | undefined) => Prepared[],
+  also?: (client: pg.PoolClient) => Promise<unknown>,
 ): Promise<AuditEvent[]> {
   let client: pg.PoolClient;
   try {
@@ -147,7 +151,7 @@ async function writePgEvents(
         });
     }
     const pending = build(book);
-    if (pending.length === 0) {
+    if (pending.length === 0 && also === undefined) {
       await client.query('ROLLBACK');
       return [];
     }
@@ -166,6 +170,7 @@ async function writePgEvents(
       out.push(event);
       prevHash = event.hash;
     }
+    await also?.(client);
     committing = true;
     await client.query('COMMIT');
     return out;

@@ -12,6 +12,7 @@ import type { AppendInput, AuditEvent } from '../types.js';
 import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
 import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
 import { createPgPendingViews } from './pg-pending-views.js';
+import { pendingViewCleanup } from './pending-view-cleanup.js';
 import { pgFailure } from './pg-failure.js';
 import { PG_SCHEMA } from './pg-schema.js';
 import { redactPostgresUrl } from './postgres-url.js';
@@ -184,15 +185,20 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
       (await write([input]))[0] as AuditEvent<I['type']>,
     async endSession(sessionId, reason) {
       await lease.ready();
-      const written = await appendOrderedPgEvents(pool, { sessions: [sessionId], calls: [] }, (book) =>
-        book.session(sessionId)?.ended === true
-          ? []
-          : closingEvents(
-              sessionId,
-              { pending: book.pendingApprovals(sessionId), open: book.openCalls(sessionId) },
-              reason,
-              'session_ended',
-            ),
+      // The views of its console approvals shared with the other replicas go in the same transaction.
+      const written = await appendOrderedPgEvents(
+        pool,
+        { sessions: [sessionId], calls: [] },
+        (book) =>
+          book.session(sessionId)?.ended === true
+            ? []
+            : closingEvents(
+                sessionId,
+                { pending: book.pendingApprovals(sessionId), open: book.openCalls(sessionId) },
+                reason,
+                'session_ended',
+              ),
+        o.viewKey === undefined ? undefined : (client) => pendingViewCleanup.ofSession(client, sessionId),
       );
       const ended = written.at(-1) ?? (await sessionEvents(sessionId, ['session_ended']))[0];
       return ended as AuditEvent<'session_ended'>;

@@ -4,6 +4,7 @@ import { closingEvents } from '../close-session.js';
 import type { SessionOwner } from '../is-owner-alive.js';
 import { appendOrderedPgEvents } from './append-pg-events.js';
 import { pgFailure } from './pg-failure.js';
+import { pendingViewCleanup } from './pending-view-cleanup.js';
 import { PG_SCHEMA } from './pg-schema.js';
 
 export interface LeaseTimes {
@@ -18,6 +19,24 @@ const EXPIRED = `SELECT host, pid FROM ${PG_SCHEMA}.replicas
   WHERE heartbeat_at < clock_timestamp() - make_interval(secs => $1::double precision / 1000)
     AND NOT (host = $2 AND pid = $3)`;
 const FORGET = `DELETE FROM ${PG_SCHEMA}.replicas WHERE host = $1 AND pid = $2`;
+
+/** Removes a dead server's lease row and whatever views of its approvals are left, in one transaction. */
+async function forgetPeer(pool: pg.Pool, peer: SessionOwner): Promise<void> {
+  const client = await pool.connect();
+  let broken: unknown;
+  try {
+    await client.query('BEGIN');
+    await pendingViewCleanup.ofProcess(client, peer);
+    await client.query(FORGET, [peer.host, peer.pid]);
+    await client.query('COMMIT');
+  } catch (err) {
+    broken = err;
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw err;
+  } finally {
+    client.release(broken === undefined ? undefined : true);
+  }
+}
 const OPEN_SESSIONS = `SELECT s.session_id FROM ${PG_SCHEMA}.audit_events s
   WHERE s.type = 'session_started' AND (s.payload::jsonb -> 'owner') = $1::jsonb
     AND NOT EXISTS (SELECT 1 FROM ${PG_SCHEMA}.audit_events e WHERE e.type = 'session_ended' AND e.session_id = s.session_id)
@@ -25,8 +44,9 @@ const OPEN_SESSIONS = `SELECT s.session_id FROM ${PG_SCHEMA}.audit_events s
 
 /**
  * Closes the sessions `owner` left open in the log, each in one transaction (pending approvals denied, open calls
- * interrupted with reason `server_restart`, `session_ended`). Safe to race: a session another process closed first is
- * skipped. Returns how many sessions were closed.
+ * interrupted with reason `server_restart`, `session_ended`) that also removes the views of its console approvals
+ * it had shared (`pending_views`). Safe to race: a session another process closed first is skipped. Returns how many
+ * sessions were closed.
  */
 export async function closeSessionsOf(
   pool: pg.Pool,
@@ -44,16 +64,20 @@ export async function closeSessionsOf(
   }
   let closed = 0;
   for (const id of ids) {
-    const written = await appendOrderedPgEvents(pool, { sessions: [id], calls: [] }, (book) =>
-      book.session(id)?.ended !== false
-        ? []
-        : closingEvents(
-            id,
-            { pending: book.pendingApprovals(id), open: book.openCalls(id) },
-            'server_restart',
-            'server_restart',
-            interrupted,
-          ),
+    const written = await appendOrderedPgEvents(
+      pool,
+      { sessions: [id], calls: [] },
+      (book) =>
+        book.session(id)?.ended !== false
+          ? []
+          : closingEvents(
+              id,
+              { pending: book.pendingApprovals(id), open: book.openCalls(id) },
+              'server_restart',
+              'server_restart',
+              interrupted,
+            ),
+      (client) => pendingViewCleanup.ofSession(client, id),
     );
     if (written.length > 0) closed++;
   }
@@ -82,9 +106,11 @@ export interface ReplicaLease {
 /**
  * This process's lease in `replicas`: registered on first use, renewed every `heartbeatMs`; each renewal also sweeps
  * for servers whose lease is older than `leaseMs` (killed, hung, cut off) and closes their open sessions in the log
- * as crash recovery does for SQLite — but only once this process's own renewals have succeeded for `leaseMs` in a
- * row, so a database outage does not make live peers look dead. A restarted server with the same host and pid (a container's pid 1) closes its
- * former life's sessions at once. Registration that fails (database down) is tried again on the next use.
+ * as crash recovery does for SQLite, removing the views of console approvals they had shared — but only once this
+ * process's own renewals have succeeded for `leaseMs` in a row, so a database outage does not make live peers look
+ * dead. Each renewal then removes the shared views past their expiry. A restarted server with the same host and pid
+ * (a container's pid 1) closes its former life's sessions at once. Registration that fails (database down) is tried
+ * again on the next use.
  */
 export function startReplicaLease(
   pool: pg.Pool,
@@ -119,7 +145,7 @@ export function startReplicaLease(
     for (const r of rows) {
       // Only its lease is known to have run out: the process may be alive and its scripts still running.
       const closed = await closeSessionsOf(pool, { host: r.host, pid: r.pid }, 'lease_expired');
-      await pool.query(FORGET, [r.host, r.pid]);
+      await forgetPeer(pool, { host: r.host, pid: r.pid });
       log?.warn(
         { host: r.host, pid: r.pid, closedSessions: closed },
         'closed the sessions of a server whose lease expired',
@@ -175,7 +201,17 @@ export function startReplicaLease(
       inTouchSince = undefined;
       if (lapsed()) lose();
       log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
+      return;
     }
+    // Views of approvals past their timeout: nobody can decide them any more.
+    await pendingViewCleanup
+      .expired(pool)
+      .catch((err: unknown) =>
+        log?.warn(
+          { err: pgFailure('remove expired views', err).message },
+          'expired shared approvals not removed',
+        ),
+      );
   };
 
   const ready = () =>
