@@ -159,8 +159,8 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
       if (!isDecidedElsewhere(err)) throw err;
     }
     const text =
-      `${p.call.skill.name}/${p.call.script} was not run: the audit log holds a decision for it that no server ` +
-      'process sharing the log made (it does not carry a valid signature). Call the tool again to ask anew.';
+      `${p.call.skill.name}/${p.call.script} was not run: the audit log holds a decision for it that this ` +
+      'server cannot verify (not signed with the secret the server processes share). Call the tool again to ask anew.';
     return refused('denied', text, 'APPROVAL_DENIED', callId);
   };
 
