@@ -47,15 +47,10 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
             { sessionId: auditId },
           );
         }
-        // A stop recorded before a restart still holds for the same principal; grants do not carry over.
-        const past = [
-          ...(auditId === info.id ? [] : await audit.sessionEvents(info.id, ['session_aborted'])),
-          ...(await audit.sessionEvents(auditId, [
-            'approval_decided',
-            'loop_guard_tripped',
-            'session_aborted',
-          ])),
-        ];
+        // A stop recorded before a restart still holds for the same principal; grants do not carry over. The
+        // session just started holds nothing of its own yet: whatever the log has under its id from before it
+        // started (a database writer's rows) gives it no grant.
+        const past = auditId === info.id ? [] : await audit.sessionEvents(info.id, ['session_aborted']);
         return {
           info,
           auditId,

@@ -118,11 +118,14 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
   };
 
   /**
-   * Whether a decision recorded elsewhere was made by a process holding the shared secret, for this call as it
-   * waits here (session, approval key, input and bundle digests) and with this decision. Anything else, whoever
-   * could write it into the database, is logged once and ignored: the call keeps waiting, then times out.
+   * Whether a decision recorded elsewhere may be acted on here. A refusal can only refuse, so it is taken as
+   * recorded (the denials a peer writes when it closes a dead replica's sessions are not signed). An approval must
+   * have been made by a process holding the shared secret, for this call as it waits here (session, approval key,
+   * input and bundle digests) and with this decision; any other, whoever could write it into the database, is
+   * logged once and ignored: the call keeps waiting, then times out.
    */
   const verified = (p: Pending, callId: string, d: ApprovalDecidedPayload): boolean => {
+    if (!approving(d.decision)) return true;
     if (signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac)) return true;
     if (!distrusted.has(callId)) {
       distrusted.add(callId);

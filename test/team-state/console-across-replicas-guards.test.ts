@@ -169,6 +169,27 @@ describe('the shared approval console against database writers, crowds and open 
     expect(b.stderr()).not.toContain(stateKey());
   });
 
+  it('answers a held call at once with a refusal written without the state key (a refusal can only refuse)', async () => {
+    const client = await formlessClient(urls.b);
+    const text = 'unsigned refusal canary';
+    const result = echo(client, text);
+    const callId = await callOf(text);
+    const asked = ofCall(await team.events(), callId).find((e) => e.type === 'approval_requested')!;
+    // As a peer's lease sweep writes them for a dead replica's calls: unsigned.
+    await asDatabaseWriter(asked.session_id, callId, {
+      approval_key: (asked.payload as { approval_key: string }).approval_key,
+      decision: 'denied',
+      reason: 'server_restart',
+      channel: 'console',
+      approver: { kind: 'console' },
+    });
+    const r = await result;
+    expect(r.isError).toBe(true);
+    expect(r._meta?.['skills-mcp/code']).toBe('APPROVAL_DENIED');
+    expect(JSON.stringify(r.structuredContent ?? null)).not.toContain(text);
+    expect(ofCall(await team.events(), callId).some((e) => e.type === 'tool_call_started')).toBe(false);
+  });
+
   it('closes unrun, at its timeout, a call whose decision was written without the state key', async () => {
     // Held on C (approvals time out after 25 s; the request answers "pending" after 1 s).
     const client = await formlessClient(urls.c);
