@@ -18,4 +18,6 @@ export interface ServeContext {
   runner: Runner;
   /** SIGINT/SIGTERM, listened for since before start-up: the transport sets what a signal does. */
   signals: StopSignals;
+  /** Called by the transport once it serves: work kept off the first answers' path starts then. */
+  serving: () => void;
 }

@@ -17,7 +17,7 @@ import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
 import { openCatalogCache } from '../skills/open-catalog-cache.js';
 import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import { reloadCatalog } from '../skills/reload-catalog.js';
-import { watchCatalog } from '../skills/watch-catalog.js';
+import { watchCatalog, type CatalogWatcher } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
@@ -173,6 +173,7 @@ async function serve(
     : undefined;
   const reload = (fresh?: string) =>
     loadCatalog(config.skills, { reuse: loadsOf(catalog), ...(fresh === undefined ? {} : { fresh }) });
+  let watcher: CatalogWatcher | undefined;
   const reloading = {
     load: () => reload(),
     current: () => catalog,
@@ -181,6 +182,13 @@ async function serve(
       catalog = next;
       server.catalogChanged(diff);
       cache.save(next);
+      watcher?.sync();
+    },
+    // The same skills, some folder read again: its new stamps (and any new folder in it) are kept and watched.
+    onReread: (next: Catalog) => {
+      catalog = next;
+      cache.save(next);
+      watcher?.sync();
     },
     log,
   };
@@ -213,7 +221,7 @@ async function serve(
       .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
   }, 1000);
   probeTimer.unref();
-  const watcher = config.watch ? watchCatalog({ roots: config.skills, ...reloading }) : undefined;
+  if (config.watch) watcher = watchCatalog({ roots: config.skills, ...reloading });
   const ctx: ServeContext = {
     config,
     log,
@@ -223,6 +231,8 @@ async function serve(
     version,
     runner: services.runner,
     signals,
+    // Hot reload's watches are set up once the transport serves, off the first answers' path.
+    serving: () => watcher?.start(),
   };
   try {
     // The HTTP stack (and the web globals it pulls in) loads only when serving HTTP.
@@ -246,6 +256,7 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
     maxMessageBytes: config.max_message_bytes,
     log,
   });
+  ctx.serving();
   if (io.stdinIsTTY) {
     io.err(
       `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over stdio.\n` +

@@ -1,4 +1,4 @@
-import { discoverSkills, type SkillCandidate } from './discover-skills.js';
+import { discoverSkills, type Discovery, type SkillCandidate } from './discover-skills.js';
 import { isUnchanged, type FolderLoad } from './folder-load.js';
 import { loadSkill, MAX_SKILL_MD_BYTES } from './load-skill.js';
 import type { Finding, Skill } from './types.js';
@@ -105,6 +105,27 @@ export const loadsOf = (catalog: Catalog): Map<string, FolderLoad> =>
 
 const isSameCandidate = (l: FolderLoad, c: SkillCandidate): boolean =>
   l.root === c.root && l.folderName === c.folderName && l.knownFile === c.skillFile;
+
+/** Discovery findings: what a catalog reports about its roots before loading any folder. */
+const DISCOVERY_RULES: ReadonlySet<string> = new Set(['root-missing', 'symlink-outside-root']);
+
+/**
+ * True when a discovery made now finds the folders the catalog was loaded from, in the same order, and reports the
+ * same about its roots: a load now would read the same candidates.
+ */
+export function hasSameCandidates(catalog: Catalog, now: Discovery): boolean {
+  const { folders } = catalog;
+  if (folders.length !== now.candidates.length) return false;
+  for (let i = 0; i < folders.length; i++) {
+    const c = now.candidates[i]!;
+    if (folders[i]!.dir !== c.dir || !isSameCandidate(folders[i]!, c)) return false;
+  }
+  const before = catalog.findings.filter((f) => DISCOVERY_RULES.has(f.rule));
+  return (
+    before.length === now.findings.length &&
+    before.every((f, i) => f.path === now.findings[i]!.path && f.rule === now.findings[i]!.rule)
+  );
+}
 
 export function createCatalog(
   roots: readonly string[],

@@ -29,6 +29,11 @@ export interface FolderLoad {
    * folder is read again by every load.
    */
   stamps?: { folders: FolderStamp[]; files: SkillFile[] };
+  /**
+   * The folders the load listed (POSIX paths relative to `dir`, '' for `dir` itself) when `stamps` does not hold
+   * them: what a watcher watches to see the load go stale. Undefined when the listing stopped part way.
+   */
+  listed?: readonly string[];
 }
 
 /** Changes newer than this, before a load started, might share a timestamp with a later change: not reused. */
