@@ -12,7 +12,7 @@ export interface FolderWatchOptions {
   /** Something changed in a watched folder, or a check found the catalog out of date: reload soon. */
   changed: () => void;
   log: Logger;
-  /** How long one batch of the set-up may hold the event loop before it yields (default 4 ms). */
+  /** How long one batch of the set-up may hold the event loop before it yields (default 2 ms). */
   sliceMs?: number;
 }
 
@@ -35,7 +35,7 @@ export interface FolderWatches {
  */
 export function watchFolders(opts: FolderWatchOptions): FolderWatches {
   const { log, changed } = opts;
-  const sliceMs = opts.sliceMs ?? 4;
+  const sliceMs = opts.sliceMs ?? 2;
   const watches = new Map<string, FSWatcher>();
   const warned = new Set<string>();
   /** The catalog the watches follow. */
@@ -131,21 +131,21 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
     if (roots !== undefined) {
       for (const r of roots) if (open(r)) fresh.add(r);
       roots = undefined;
-      // Skill folders added, removed or renamed before the roots were watched.
-      if (fresh.size > 0 && !stale && !hasSameCandidates(catalog, discoverSkills(catalog.roots)))
-        stale = true;
     }
     while (next < queue.length) {
       const load = queue[next++]!;
       // A change made between the load and its watches shows in its stamps; a load kept without stamps (changed
       // moments before it was read, or holding a symlink) is read again.
       if (watchLoad(load) && !stale && !isUnchanged(load)) stale = true;
-      if ((next & 15) === 0 && performance.now() >= until) break;
+      if ((next & 7) === 0 && performance.now() >= until) break;
     }
     if (next < queue.length) {
       pending = setImmediate(step);
       return;
     }
+    // Skill folders added, removed or renamed before the roots were watched. Last: listing a large root is the
+    // longest single step, and by now the first answers are out.
+    if (fresh.size > 0 && !stale && !hasSameCandidates(catalog, discoverSkills(catalog.roots))) stale = true;
     fresh.clear();
     if (!reported) {
       reported = true;
