@@ -12,6 +12,7 @@ export interface ServeContext {
   log: Logger;
   io: CliIo;
   server: SkillsServer;
+  /** The catalog as far as its skills' names and number go (see `ServerDeps.headline`). */
   catalog: () => Catalog;
   version: string;
   /** The gated-call pipeline: end a session's audit record when its connection ends. */

@@ -16,6 +16,8 @@ import type { SessionInfo } from '../runner/session.js';
 import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
 import { openCatalogCache } from '../skills/open-catalog-cache.js';
 import type { CatalogDiff } from '../skills/diff-catalogs.js';
+import { deferCheck, type DeferredCheck } from '../skills/defer-check.js';
+import type { FolderLoad } from '../skills/folder-load.js';
 import { reloadCatalog } from '../skills/reload-catalog.js';
 import { watchCatalog, type CatalogWatcher } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
@@ -137,7 +139,12 @@ async function serve(
     log,
   });
   const cached = cache.take();
-  let catalog: Catalog = loadCatalog(config.skills, { reuse: cached });
+  // A folder taken from the cache is checked at first as far as its skill file: what the first answers give of it
+  // (its name and description, the number of skills). The rest of its stamps are checked once the transport serves,
+  // in batches, or at once when something asks for more of the catalog first.
+  const unchecked: FolderLoad[] = [];
+  let catalog: Catalog = loadCatalog(config.skills, { reuse: cached, unchecked });
+  let deferred: DeferredCheck | undefined = unchecked.length === 0 ? undefined : deferCheck(unchecked);
   const missing = catalog.findings.filter((f) => f.rule === 'root-missing');
   if (missing.length > 0) {
     io.err(
@@ -165,36 +172,56 @@ async function serve(
     stateSecret !== undefined && config.audit !== undefined && isPostgresUrl(config.audit)
       ? { viewKey: pendingViewKey(stateSecret), decisionKey: decisionMacKey(stateSecret) }
       : undefined;
-  const services = createServices(config, log, io, () => catalog, version, sharing);
-  const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
-  // The Skills extension's code loads only when it is on.
-  const skillsExtension = config.skills_extension
-    ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
-    : undefined;
-  const reload = (fresh?: string) =>
+  // A reload checks every stamp of every folder it reuses.
+  const reload = (fresh?: ReadonlySet<string>) =>
     loadCatalog(config.skills, { reuse: loadsOf(catalog), ...(fresh === undefined ? {} : { fresh }) });
   let watcher: CatalogWatcher | undefined;
+  const adopt = (next: Catalog) => {
+    catalog = next;
+    deferred?.close();
+    deferred = undefined;
+    cache.save(next);
+    watcher?.sync();
+  };
   const reloading = {
     load: () => reload(),
     current: () => catalog,
     onChange: (next: Catalog, diff: CatalogDiff) => {
       services.skillPins.observe(next.skills);
-      catalog = next;
+      adopt(next);
       server.catalogChanged(diff);
-      cache.save(next);
-      watcher?.sync();
     },
     // The same skills, some folder read again: its new stamps (and any new folder in it) are kept and watched.
-    onReread: (next: Catalog) => {
-      catalog = next;
-      cache.save(next);
-      watcher?.sync();
-    },
+    onReread: adopt,
     log,
   };
+  /** The end of the deferred check: folders whose load no longer holds are read again, and clients told. */
+  function settle(changed: ReadonlySet<string>) {
+    deferred = undefined;
+    if (changed.size > 0) reloadCatalog({ ...reloading, load: () => reload(changed) });
+  }
+  /** The catalog, every stamp of it checked. */
+  const current = (): Catalog => {
+    if (deferred !== undefined) settle(deferred.finish());
+    return catalog;
+  };
+  const services = createServices(
+    config,
+    log,
+    io,
+    { catalog: current, headline: () => catalog },
+    version,
+    sharing,
+  );
+  const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
+  // The Skills extension's code loads only when it is on.
+  const skillsExtension = config.skills_extension
+    ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
+    : undefined;
   const server = createSkillsServer({
-    catalog: () => catalog,
-    reloadSkills: (stale) => void reloadCatalog({ ...reloading, load: () => reload(stale.dir) }),
+    catalog: current,
+    headline: () => catalog,
+    reloadSkills: (stale) => void reloadCatalog({ ...reloading, load: () => reload(new Set([stale.dir])) }),
     config,
     log,
     version,
@@ -231,8 +258,11 @@ async function serve(
     version,
     runner: services.runner,
     signals,
-    // Hot reload's watches are set up once the transport serves, off the first answers' path.
-    serving: () => watcher?.start(),
+    // The rest of the start's check, and hot reload's watches, once the transport serves: off the first answers' path.
+    serving: () => {
+      deferred?.start(settle);
+      watcher?.start();
+    },
   };
   try {
     // The HTTP stack (and the web globals it pulls in) loads only when serving HTTP.

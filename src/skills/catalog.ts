@@ -33,8 +33,14 @@ export interface LoadCatalogOptions {
    * one is loaded and stamped.
    */
   reuse?: ReadonlyMap<string, FolderLoad>;
-  /** A folder to read again even when it looks unchanged (its skill file no longer held what was validated). */
-  fresh?: string;
+  /** Folders to read again even when they look unchanged (a skill file no longer held what was validated). */
+  fresh?: ReadonlySet<string>;
+  /**
+   * When given, a reused load is checked only as far as its head (`isUnchanged(load, 'head')`: its folder and skill
+   * file, what the skill's name, description and its being a skill depend on) and is listed here: the rest of its
+   * stamps must be checked (`isUnchanged(load, 'rest')`) before anything else of it is served.
+   */
+  unchecked?: FolderLoad[];
   /** The clock stamps are judged by (tests move it). */
   now?: () => number;
 }
@@ -51,16 +57,22 @@ export function loadCatalog(roots: readonly string[], opts: LoadCatalogOptions =
   // Every SKILL.md is read into this one buffer and decoded from it: thousands of files allocate nothing for bytes.
   let scratch: Buffer | undefined;
   const stamp = opts.reuse !== undefined;
+  const { unchecked } = opts;
   for (const c of candidates) {
     const earlier = opts.reuse?.get(c.dir);
-    const loaded =
-      earlier !== undefined && c.dir !== opts.fresh && isSameCandidate(earlier, c) && isUnchanged(earlier)
-        ? earlier
-        : loadSkill(c, {
-            scratch: (scratch ??= Buffer.allocUnsafe(MAX_SKILL_MD_BYTES)),
-            stamp,
-            ...(opts.now === undefined ? {} : { now: opts.now }),
-          });
+    const reused =
+      earlier !== undefined &&
+      opts.fresh?.has(c.dir) !== true &&
+      isSameCandidate(earlier, c) &&
+      isUnchanged(earlier, unchecked === undefined ? 'all' : 'head');
+    if (reused && unchecked !== undefined) unchecked.push(earlier);
+    const loaded = reused
+      ? earlier
+      : loadSkill(c, {
+          scratch: (scratch ??= Buffer.allocUnsafe(MAX_SKILL_MD_BYTES)),
+          stamp,
+          ...(opts.now === undefined ? {} : { now: opts.now }),
+        });
     folders.push(loaded);
     if (loaded.findings.length > 0) findings.push(...loaded.findings);
     if (loaded.lint.length > 0) lint.push(...loaded.lint);

@@ -14,7 +14,9 @@ import {
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { loadCatalog, type Catalog } from '../../src/skills/catalog.js';
+import { loadCatalog, loadsOf, type Catalog } from '../../src/skills/catalog.js';
+import { deferCheck } from '../../src/skills/defer-check.js';
+import type { FolderLoad } from '../../src/skills/folder-load.js';
 import { catalogCacheFile, openCatalogCache } from '../../src/skills/open-catalog-cache.js';
 import { readCatalogCache } from '../../src/skills/read-catalog-cache.js';
 import { readSkillBody } from '../../src/skills/read-skill-body.js';
@@ -225,6 +227,69 @@ describe('the catalog cache', () => {
     expect(statSync(join(state, 'catalog-cache')).mode & 0o777).toBe(0o700);
     expect(readFileSync(file, 'utf8')).not.toContain('SECRET-INSTRUCTIONS');
     expect(readdirSync(join(state, 'catalog-cache'))).toEqual([file.split('/').pop()]);
+  });
+});
+
+describe('a start that checks each skill file first and the other files after', () => {
+  /**
+   * A start as `serve` makes it: the loads taken from the cache are checked as far as their skill file, the rest of
+   * their stamps later (here at once), and the folders found changed then are read again.
+   */
+  function startInTwo() {
+    const cache = openCatalogCache({ stateDir: state, roots: [root], build: BUILD, log: silentLogger() });
+    const loads = cache.take();
+    const unchecked: FolderLoad[] = [];
+    const first = loadCatalog([root], { reuse: loads, unchecked, now: later });
+    const changed = deferCheck(unchecked).finish();
+    const catalog =
+      changed.size === 0 ? first : loadCatalog([root], { reuse: loadsOf(first), fresh: changed, now: later });
+    cache.save(catalog);
+    cache.flush();
+    return { first, unchecked, changed, catalog };
+  }
+
+  it('takes a skill whose skill file and folder are unchanged, and checks its other files before it is served', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('beta/scripts/a.py', 'print(1)\n');
+    write('gamma/SKILL.md', skillMd('gamma'));
+    write('gamma/references/guide.md', 'guide\n');
+    start();
+    // Changes the skill file and the skill folder do not show: a file grown, a file added to a subfolder.
+    writeFileSync(join(root, 'beta', 'scripts', 'a.py'), 'print(1)\nprint(2)\n');
+    afterChangeTimeOf(join(root, 'gamma', 'references'));
+    write('gamma/references/more.md', 'more\n');
+    const next = startInTwo();
+    expect(next.unchecked.map((l) => l.folderName).sort()).toEqual(['alpha', 'beta', 'gamma']);
+    // What the first answers give was checked: names, descriptions, the number of skills.
+    expect(next.first.skills.map((s) => s.name)).toEqual(['alpha', 'beta', 'gamma']);
+    expect([...next.changed].sort()).toEqual([join(root, 'beta'), join(root, 'gamma')]);
+    expect(next.catalog.get('beta')!.files.find((f) => f.path === 'scripts/a.py')!.size).toBe(18);
+    expect(next.catalog.get('gamma')!.files.map((f) => f.path)).toEqual([
+      'SKILL.md',
+      'references/guide.md',
+      'references/more.md',
+    ]);
+    expectAsWithoutCache(next.catalog);
+    // Saved as read again: the next start finds nothing changed.
+    expect(startInTwo().changed.size).toBe(0);
+  });
+
+  it('reads a folder whose skill file or own entries changed at once, not later', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('gamma/SKILL.md', skillMd('gamma'));
+    start();
+    writeFileSync(join(root, 'alpha', 'SKILL.md'), skillMd('alpha', 'Edited to another size.'));
+    write('beta/scripts/main.py', 'print(1)\n');
+    rmSync(join(root, 'gamma', 'SKILL.md'));
+    const next = startInTwo();
+    expect(next.unchecked).toEqual([]);
+    expect(next.changed.size).toBe(0);
+    expect(readSkillBody(next.first.get('alpha')!)).toContain('Edited to another size.');
+    expect(next.first.get('beta')!.kind).toBe('executable');
+    expect(next.first.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    expectAsWithoutCache(next.catalog);
   });
 });
 

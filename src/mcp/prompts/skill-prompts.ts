@@ -66,7 +66,7 @@ export function serveSkillPrompts(server: McpServer, deps: ServerDeps): SkillPro
     handlers = true;
   };
   const setUpIfAny = () => {
-    if (!handlers && deps.catalog().skills.length > 0) setUpHandlers();
+    if (!handlers && (deps.headline ?? deps.catalog)().skills.length > 0) setUpHandlers();
   };
   setUpIfAny();
   return {
