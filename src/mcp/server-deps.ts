@@ -11,9 +11,10 @@ export interface ServerDeps {
   /** The catalog being served now (replaced on hot reload), every stamp of it checked. */
   catalog: () => Catalog;
   /**
-   * The same catalog as far as its skills' names, descriptions and number go: what the server's instructions and
-   * the choice of compact tools need, without waiting for the rest of its check (a start from the catalog cache
-   * checks each folder's skill file first, the folder's other files after the first answers). Default: `catalog`.
+   * The same catalog as far as its skills' names, descriptions and number go: what the server's instructions,
+   * prompts/list and the choice of compact tools need, without waiting for the rest of its check (a start from the
+   * catalog cache checks each folder's skill file first, its other files after the first answers). Default:
+   * `catalog`.
    */
   headline?: () => Catalog;
   /**
