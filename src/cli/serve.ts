@@ -248,7 +248,20 @@ async function serve(
       .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
   }, 1000);
   probeTimer.unref();
-  if (config.watch) watcher = watchCatalog({ roots: config.skills, ...reloading });
+  if (config.watch) {
+    watcher = watchCatalog({
+      roots: config.skills,
+      ...reloading,
+      // The watches' first pass checks every folder in full once it is watched: what the start left unchecked too.
+      passed: (checked, all) => {
+        if (deferred === undefined || checked !== catalog) return;
+        if (all) {
+          deferred.close();
+          deferred = undefined;
+        } else deferred.start(settle);
+      },
+    });
+  }
   const ctx: ServeContext = {
     config,
     log,
@@ -260,8 +273,8 @@ async function serve(
     signals,
     // The rest of the start's check, and hot reload's watches, once the transport serves: off the first answers' path.
     serving: () => {
-      deferred?.start(settle);
-      watcher?.start();
+      if (watcher === undefined) deferred?.start(settle);
+      else watcher.start();
     },
   };
   try {

@@ -1,4 +1,5 @@
 import { watch, type FSWatcher } from 'node:fs';
+import type { Catalog } from './catalog.js';
 import { reloadCatalog, type ReloadOptions } from './reload-catalog.js';
 import { watchFolders, type FolderWatches } from './watch-folders.js';
 
@@ -25,6 +26,11 @@ export interface WatchOptions extends ReloadOptions {
   perFolder?: boolean;
   /** How long one batch of the per-folder set-up may hold the event loop (ms). */
   sliceMs?: number;
+  /**
+   * Per folder: called when a pass of the set-up ends, with the catalog it followed and whether it checked every
+   * load of it in full (all stamps, each after its watches were in place) and found none changed.
+   */
+  passed?: (catalog: Catalog, checkedAll: boolean) => void;
 }
 
 /**
@@ -55,6 +61,7 @@ export function watchCatalog(opts: WatchOptions): CatalogWatcher {
           changed: schedule,
           log,
           ...(opts.sliceMs === undefined ? {} : { sliceMs: opts.sliceMs }),
+          ...(opts.passed === undefined ? {} : { passed: opts.passed }),
         });
         folders.sync();
         return;

@@ -14,6 +14,11 @@ export interface FolderWatchOptions {
   log: Logger;
   /** How long one batch of the set-up may hold the event loop before it yields (default 2 ms). */
   sliceMs?: number;
+  /**
+   * Called at the end of each pass with the catalog it followed, and whether the pass checked every load of it in
+   * full (all its stamps, once its watches were in place) and found none changed.
+   */
+  passed?: (catalog: Catalog, checkedAll: boolean) => void;
 }
 
 export interface FolderWatches {
@@ -50,6 +55,8 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
   const fresh = new Set<string>();
   /** A check failed: reload once the pass is done. */
   let stale = false;
+  /** Every load of this pass was checked in full. */
+  let checkedAll = true;
   /** The watch limit was reached: this pass opens no more. */
   let blocked = false;
   let pending: NodeJS.Immediate | undefined;
@@ -136,7 +143,8 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       const load = queue[next++]!;
       // A change made between the load and its watches shows in its stamps; a load kept without stamps (changed
       // moments before it was read, or holding a symlink) is read again.
-      if (watchLoad(load) && !stale && !isUnchanged(load)) stale = true;
+      if (!watchLoad(load)) checkedAll = false;
+      else if (!stale && !isUnchanged(load)) stale = true;
       if ((next & 7) === 0 && performance.now() >= until) break;
     }
     if (next < queue.length) {
@@ -151,6 +159,9 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       reported = true;
       log.debug({ folders: watches.size }, 'watching the skill folders');
     }
+    const all = checkedAll && !stale;
+    checkedAll = true;
+    opts.passed?.(catalog, all);
     if (stale) {
       stale = false;
       changed();
@@ -187,6 +198,7 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       queue = catalog.folders;
       next = 0;
       blocked = false;
+      checkedAll = true;
       fresh.clear();
       pending ??= setImmediate(step);
     },
