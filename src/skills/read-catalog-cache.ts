@@ -101,33 +101,55 @@ const sameList = (a: readonly unknown[], b: readonly string[]) =>
 const NONE = Object.freeze([]) as unknown as never[];
 
 /**
- * A record as the load it was made from (see `writeCatalogCache`). The parsed objects become the load's own: the
- * records are not copied.
+ * A record as the load it was made from (see `writeCatalogCache`). The parsed stamps, files and frontmatter become
+ * the load's own; the skill is made in one piece, its fields in the order a load gives them (adding them one by one
+ * to the parsed object cost each skill a hidden-class change per field and a grown property store).
  */
 function toLoad(r: CachedLoad, roots: readonly string[]): FolderLoad {
   const root = roots[r.root]!;
   const dir = r.dir ?? `${root}${sep}${r.folderName}`;
   const s = r.skill;
+  if (s === undefined) {
+    const load: FolderLoad = {
+      dir,
+      root,
+      folderName: r.folderName,
+      findings: r.findings ?? NONE,
+      lint: r.lint ?? NONE,
+      stamps: { folders: r.folders, files: r.files ?? NONE },
+    };
+    if (r.knownFile !== undefined) load.knownFile = r.knownFile;
+    return load;
+  }
+  const name = s.name ?? frontmatterName(s.frontmatter)!;
+  const warnings = s.warnings ?? NONE;
+  const skill: Skill = {
+    name,
+    toolName: toolNameFor(name),
+    description: s.description ?? String(s.frontmatter.description).trim(),
+    dir,
+    root,
+    skillFile: s.skillFile,
+    skillFileSha256: s.skillFileSha256,
+    bodyLine: s.bodyLine,
+    frontmatter: s.frontmatter,
+    kind: s.kind,
+    allowedTools: s.allowedTools ?? NONE,
+    requests: s.requests ?? DEFAULT_REQUESTS,
+    files: s.files,
+    warnings,
+  };
+  if (s.entryPoint !== undefined) skill.entryPoint = s.entryPoint;
+  if (s.inputSchema !== undefined) skill.inputSchema = s.inputSchema;
   const load: FolderLoad = {
     dir,
     root,
     folderName: r.folderName,
-    findings: r.findings ?? NONE,
+    skill,
+    findings: warnings,
     lint: r.lint ?? NONE,
-    stamps: { folders: r.folders, files: s?.files ?? r.files ?? NONE },
+    stamps: { folders: r.folders, files: s.files },
   };
   if (r.knownFile !== undefined) load.knownFile = r.knownFile;
-  if (s === undefined) return load;
-  const skill = s as Skill;
-  skill.name = s.name ?? frontmatterName(s.frontmatter)!;
-  skill.description ??= String(s.frontmatter.description).trim();
-  skill.toolName = toolNameFor(skill.name);
-  skill.dir = dir;
-  skill.root = root;
-  skill.allowedTools ??= NONE;
-  skill.requests ??= DEFAULT_REQUESTS;
-  skill.warnings ??= NONE;
-  load.skill = skill;
-  load.findings = skill.warnings;
   return load;
 }
