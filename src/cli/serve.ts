@@ -13,7 +13,7 @@ import { pendingViewKey } from '../audit/postgres/pending-view-key.js';
 import { decisionMacKey } from '../audit/decision-mac-key.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
-import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
+import { listedOf, loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
 import { openCatalogCache } from '../skills/open-catalog-cache.js';
 import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import { deferCheck, type DeferredCheck } from '../skills/defer-check.js';
@@ -143,7 +143,11 @@ async function serve(
   // (its name and description, the number of skills). The rest of its stamps are checked once the transport serves,
   // in batches, or at once when something asks for more of the catalog first.
   const unchecked: FolderLoad[] = [];
-  let catalog: Catalog = loadCatalog(config.skills, { reuse: cached, unchecked });
+  let catalog: Catalog = loadCatalog(config.skills, {
+    reuse: cached.loads,
+    ...(cached.listed === undefined ? {} : { listed: cached.listed }),
+    unchecked,
+  });
   let deferred: DeferredCheck | undefined = unchecked.length === 0 ? undefined : deferCheck(unchecked);
   const missing = catalog.findings.filter((f) => f.rule === 'root-missing');
   if (missing.length > 0) {
@@ -157,7 +161,7 @@ async function serve(
     {
       count: catalog.skills.length,
       // Folders taken from the catalog cache unread (they looked as they did when it was saved).
-      cached: catalog.folders.filter((f) => cached.get(f.dir) === f).length,
+      cached: catalog.folders.filter((f) => cached.loads.get(f.dir) === f).length,
       roots: config.skills,
       config: loaded.file,
     },
@@ -173,8 +177,14 @@ async function serve(
       ? { viewKey: pendingViewKey(stateSecret), decisionKey: decisionMacKey(stateSecret) }
       : undefined;
   // A reload checks every stamp of every folder it reuses.
-  const reload = (fresh?: ReadonlySet<string>) =>
-    loadCatalog(config.skills, { reuse: loadsOf(catalog), ...(fresh === undefined ? {} : { fresh }) });
+  const reload = (fresh?: ReadonlySet<string>) => {
+    const listed = listedOf(catalog);
+    return loadCatalog(config.skills, {
+      reuse: loadsOf(catalog),
+      ...(listed === undefined ? {} : { listed }),
+      ...(fresh === undefined ? {} : { fresh }),
+    });
+  };
   let watcher: CatalogWatcher | undefined;
   const adopt = (next: Catalog) => {
     catalog = next;

@@ -8,9 +8,11 @@ import {
   CATALOG_CACHE_VERSION,
   MAX_CATALOG_CACHE_BYTES,
   isCachedLoad,
+  isListing,
   type CacheHeader,
   type CachedLoad,
 } from './catalog-cache-format.js';
+import type { Listed } from './catalog.js';
 import type { FolderLoad } from './folder-load.js';
 import { toolNameFor } from './tool-name.js';
 import type { Skill } from './types.js';
@@ -30,7 +32,7 @@ export interface CatalogCacheKey {
 export function readCatalogCache(
   file: string,
   key: CatalogCacheKey,
-): { loads: Map<string, FolderLoad>; problem?: string } {
+): { loads: Map<string, FolderLoad>; listed?: Listed; problem?: string } {
   const loads = new Map<string, FolderLoad>();
   const none = (problem?: string) => (problem === undefined ? { loads } : { loads, problem });
   let payload: unknown;
@@ -52,17 +54,20 @@ export function readCatalogCache(
   } catch (err) {
     return none(`unreadable: ${(err as Error).message}`);
   }
-  const p = payload as { roots?: unknown; loads?: unknown } | null;
+  const p = payload as { roots?: unknown; loads?: unknown; listing?: unknown } | null;
   if (p === null || typeof p !== 'object' || !Array.isArray(p.roots) || !Array.isArray(p.loads))
     return none('no roots and loads');
   const roots = p.roots as unknown[];
   if (!roots.every((r) => typeof r === 'string' && r !== '')) return none('bad roots');
-  for (const r of p.loads as unknown[]) {
+  const records = p.loads as unknown[];
+  for (const r of records) {
     if (!isCachedLoad(r, roots.length)) continue;
     const load = toLoad(r, roots as string[]);
     loads.set(load.dir, load);
   }
-  return { loads };
+  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder).
+  if (p.listing === undefined || loads.size !== records.length || !isListing(p.listing)) return { loads };
+  return { loads, listed: { stamps: p.listing, loads: [...loads.values()] } };
 }
 
 /**

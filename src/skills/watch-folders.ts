@@ -3,7 +3,7 @@ import { basename, resolve, sep } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '../log.js';
 import { hasSameCandidates, type Catalog } from './catalog.js';
-import { discoverSkills } from './discover-skills.js';
+import { discoverSkills, isListingUnchanged } from './discover-skills.js';
 import { isUnchanged, type FolderLoad } from './folder-load.js';
 
 export interface FolderWatchOptions {
@@ -151,9 +151,9 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       pending = setImmediate(step);
       return;
     }
-    // Skill folders added, removed or renamed before the roots were watched. Last: listing a large root is the
-    // longest single step, and by now the first answers are out.
-    if (fresh.size > 0 && !stale && !hasSameCandidates(catalog, discoverSkills(catalog.roots))) stale = true;
+    // Skill folders added, removed or renamed before the roots were watched: the roots' stamps show it, else a
+    // discovery made now (last: listing a large root is the longest single step, and the first answers are out).
+    if (fresh.size > 0 && !stale && !isListedAsBefore(catalog)) stale = true;
     fresh.clear();
     if (!reported) {
       reported = true;
@@ -213,6 +213,11 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
 }
 
 const TOP: readonly string[] = [''];
+
+const isListedAsBefore = (catalog: Catalog): boolean =>
+  catalog.listing !== undefined
+    ? isListingUnchanged(catalog.roots, catalog.listing)
+    : hasSameCandidates(catalog, discoverSkills(catalog.roots));
 
 /** Each root's real path and, when it has one, its nested `skills/` folder (discovery looks in both). */
 function foldersOfRoots(roots: readonly string[]): string[] {

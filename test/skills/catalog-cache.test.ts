@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -50,22 +51,31 @@ const write = (rel: string, text: string) => {
   writeFileSync(join(root, rel), text);
 };
 
-/** One start: what it served, and how many folders it took from the cache unread. */
+/**
+ * One start: what it served, how many folders it took from the cache unread, and whether it took the folders to
+ * load from the cache instead of listing the root.
+ */
 function start(
   now: () => number = later,
   build = BUILD,
-): { catalog: Catalog; reused: number; problem?: string } {
+): { catalog: Catalog; reused: number; listed: boolean; problem?: string } {
   const cache = openCatalogCache({ stateDir: state, roots: [root], build, log: silentLogger() });
-  const loads = cache.take();
-  const catalog = loadCatalog([root], { reuse: loads, now });
+  const { loads, listed } = cache.take();
+  const catalog = loadCatalog([root], { reuse: loads, now, ...(listed === undefined ? {} : { listed }) });
   cache.save(catalog);
   cache.flush();
+  afterListing();
   const reused = catalog.folders.filter((f) => loads.get(f.dir) === f).length;
   const problem = readCatalogCache(catalogCacheFile(state, { build, roots: [root] }), {
     build,
     roots: [root],
   }).problem;
-  return { catalog, reused, ...(problem === undefined ? {} : { problem }) };
+  return {
+    catalog,
+    reused,
+    listed: listed !== undefined && catalog.listing === listed.stamps,
+    ...(problem === undefined ? {} : { problem }),
+  };
 }
 
 /** The catalog as a load without any cache sees it, compared field by field (instructions read from disk). */
@@ -77,6 +87,15 @@ function expectAsWithoutCache(catalog: Catalog) {
     lint: c.lint,
   });
   expect(view(catalog)).toEqual(view(fresh));
+}
+
+/**
+ * Waits until the clock has moved past the skills folder's status-change time (and its skills/ folder's), so that a
+ * test's next change to their entries is stamped anew: these starts trust stamps a real start would find too recent.
+ */
+function afterListing() {
+  afterChangeTimeOf(root);
+  if (existsSync(join(root, 'skills'))) afterChangeTimeOf(join(root, 'skills'));
 }
 
 /** Waits until the clock has moved past a file's status-change time, so the next write stamps it anew. */
@@ -230,6 +249,64 @@ describe('the catalog cache', () => {
   });
 });
 
+describe('the folders to load, from the cache', () => {
+  it('are taken from the cache while the skills folder holds the same entries', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    mkdirSync(join(root, 'not-a-skill'));
+    expect(start().listed).toBe(false);
+    const second = start();
+    expect(second.listed).toBe(true);
+    expect(second.reused).toBe(3);
+    expectAsWithoutCache(second.catalog);
+  });
+
+  it('are listed again when a skill folder is added, removed or renamed, in the root or its skills/ folder', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('skills/gamma/SKILL.md', skillMd('gamma'));
+    start();
+    expect(start().listed).toBe(true);
+    write('delta/SKILL.md', skillMd('delta'));
+    let next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
+    expectAsWithoutCache(next.catalog);
+
+    renameSync(join(root, 'skills', 'gamma'), join(root, 'skills', 'gamma2'));
+    write('skills/epsilon/SKILL.md', skillMd('epsilon'));
+    next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.get('gamma')?.dir).toBe(join(root, 'skills', 'gamma2'));
+    expectAsWithoutCache(next.catalog);
+
+    rmSync(join(root, 'beta'), { recursive: true });
+    next = start();
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'delta', 'epsilon', 'gamma']);
+    expectAsWithoutCache(next.catalog);
+  });
+
+  it('are listed again when the skills folder turns into a skill', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    start();
+    write('SKILL.md', skillMd('whole'));
+    const next = start();
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['whole']);
+    expectAsWithoutCache(next.catalog);
+  });
+
+  it('are always listed again when the skills folder holds a symlinked skill folder', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('skills/beta/SKILL.md', skillMd('beta'));
+    symlinkSync(join(root, 'skills', 'beta'), join(root, 'beta-link'));
+    start();
+    const next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.listing).toBeUndefined();
+    expectAsWithoutCache(next.catalog);
+  });
+});
+
 describe('a start that checks each skill file first and the other files after', () => {
   /**
    * A start as `serve` makes it: the loads taken from the cache are checked as far as their skill file, the rest of
@@ -237,14 +314,20 @@ describe('a start that checks each skill file first and the other files after', 
    */
   function startInTwo() {
     const cache = openCatalogCache({ stateDir: state, roots: [root], build: BUILD, log: silentLogger() });
-    const loads = cache.take();
+    const { loads, listed } = cache.take();
     const unchecked: FolderLoad[] = [];
-    const first = loadCatalog([root], { reuse: loads, unchecked, now: later });
+    const first = loadCatalog([root], {
+      reuse: loads,
+      unchecked,
+      now: later,
+      ...(listed === undefined ? {} : { listed }),
+    });
     const changed = deferCheck(unchecked).finish();
     const catalog =
       changed.size === 0 ? first : loadCatalog([root], { reuse: loadsOf(first), fresh: changed, now: later });
     cache.save(catalog);
     cache.flush();
+    afterListing();
     return { first, unchecked, changed, catalog };
   }
 
