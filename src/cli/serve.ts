@@ -294,6 +294,7 @@ async function serve(
   } finally {
     clearTimeout(probeTimer);
     watcher?.close();
+    deferred?.close();
     cache.flush();
     await approvalConsole?.close();
     await services.close();

@@ -65,9 +65,22 @@ export function readCatalogCache(
     const load = toLoad(r, roots as string[]);
     loads.set(load.dir, load);
   }
-  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder).
+  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder), and
+  // each is where a discovery that met no symlink finds one.
   if (p.listing === undefined || loads.size !== records.length || !isListing(p.listing)) return { loads };
-  return { loads, listed: { stamps: p.listing, loads: [...loads.values()] } };
+  const listed = [...loads.values()];
+  const listedRoots = new Set(p.listing.roots);
+  if (!listed.every((l) => listedRoots.has(l.root) && isListedFolder(l))) return { loads };
+  return { loads, listed: { stamps: p.listing, loads: listed } };
+}
+
+/** A plain folder of a root or of its `skills/` folder, or the root itself (a skills folder that is a skill). */
+function isListedFolder(l: FolderLoad): boolean {
+  if (l.dir === l.root) return l.knownFile !== undefined;
+  const name = l.folderName;
+  if (name.includes(sep) || name.includes('/') || name.startsWith('.') || name === 'node_modules')
+    return false;
+  return l.dir === `${l.root}${sep}${name}` || l.dir === `${l.root}${sep}skills${sep}${name}`;
 }
 
 /**

@@ -449,6 +449,20 @@ describe('a catalog cache that cannot be trusted is not used', () => {
     expectAsWithoutCache(next.catalog);
   });
 
+  it('its folders are never the candidates when one is not a plain folder of the root', () => {
+    const outside = join(t.dir, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'SKILL.md'), skillMd('outside'));
+    forge((p) => {
+      expect(p).toHaveProperty('listing');
+      (p.loads[1] as { dir?: string }).dir = outside;
+    });
+    const next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'beta']);
+    expectAsWithoutCache(next.catalog);
+  });
+
   it('stamps that no longer match what is on disk are read again', () => {
     forge((p) => {
       for (const l of p.loads as { folders: { ino: number }[] }[]) l.folders[0]!.ino += 1;
