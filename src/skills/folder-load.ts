@@ -30,10 +30,10 @@ export interface FolderLoad {
    */
   stamps?: { folders: FolderStamp[]; files: SkillFile[] };
   /**
-   * The folders the load listed (POSIX paths relative to `dir`, '' for `dir` itself) when `stamps` does not hold
+   * The folders the load walked (POSIX paths relative to `dir`, '' for `dir` itself) when `stamps` does not hold
    * them: what a watcher watches to see the load go stale. Undefined when the listing stopped part way.
    */
-  listed?: readonly string[];
+  walked?: readonly string[];
 }
 
 /** Changes newer than this, before a load started, might share a timestamp with a later change: not reused. */

@@ -50,7 +50,7 @@ export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): Folde
   const result = (
     r: Pick<FolderLoad, 'skill' | 'findings' | 'lint'>,
     stamps?: FolderLoad['stamps'],
-    listed?: readonly string[],
+    walked?: readonly string[],
   ): FolderLoad => ({
     dir,
     root,
@@ -59,9 +59,9 @@ export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): Folde
     ...r,
     ...(stamps !== undefined && isSettled(stamps, startedMs)
       ? { stamps }
-      : listed === undefined
+      : walked === undefined
         ? {}
-        : { listed }),
+        : { walked }),
   });
   const read = openSkillFile(dir, c.skillFile);
   const topStamps = (files: SkillFile[]) =>

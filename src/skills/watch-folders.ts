@@ -126,7 +126,7 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       for (const f of folders) if (open(f.path === '' ? base : `${base}${sep}${f.path}`)) opened = true;
       return opened;
     }
-    for (const p of load.listed ?? TOP) if (open(p === '' ? base : `${base}${sep}${p}`)) opened = true;
+    for (const p of load.walked ?? TOP) if (open(p === '' ? base : `${base}${sep}${p}`)) opened = true;
     return opened;
   };
 
@@ -176,7 +176,7 @@ export function watchFolders(opts: FolderWatchOptions): FolderWatches {
       const folders = load.stamps?.folders;
       if (folders !== undefined)
         for (const f of folders) wanted.add(f.path === '' ? base : `${base}${sep}${f.path}`);
-      else for (const p of load.listed ?? TOP) wanted.add(p === '' ? base : `${base}${sep}${p}`);
+      else for (const p of load.walked ?? TOP) wanted.add(p === '' ? base : `${base}${sep}${p}`);
     }
     for (const [p, w] of watches) {
       if (wanted.has(p)) continue;

@@ -137,7 +137,7 @@ describe('hot reload, one watch per folder', () => {
       () =>
         s
           .catalog()
-          .folders.some((f) => f.dir === join(root, 'gamma') && (f.listed ?? []).includes('references')),
+          .folders.some((f) => f.dir === join(root, 'gamma') && (f.walked ?? []).includes('references')),
       10_000,
       'the new subfolder in the catalog',
     );
@@ -166,7 +166,7 @@ describe('hot reload, one watch per folder', () => {
     await s.watching();
     mkdirSync(join(root, 'alpha', 'scripts'));
     await waitFor(
-      () => s.catalog().folders[0]?.listed?.includes('scripts') === true,
+      () => s.catalog().folders[0]?.walked?.includes('scripts') === true,
       10_000,
       'the new subfolder in the catalog',
     );
