@@ -60,27 +60,34 @@ export function readCatalogCache(
   const roots = p.roots as unknown[];
   if (!roots.every((r) => typeof r === 'string' && r !== '')) return none('bad roots');
   const records = p.loads as unknown[];
+  // Whether each folder is where a discovery that met no symlink finds one: a plain folder of a root or of its
+  // skills/ folder, or the root itself (a skills folder that is a skill).
+  let plain = true;
   for (const r of records) {
     if (!isCachedLoad(r, roots.length)) continue;
     const load = toLoad(r, roots as string[]);
     loads.set(load.dir, load);
+    if (plain) plain = isPlainFolder(load, r.dir === undefined);
   }
-  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder), and
-  // each is where a discovery that met no symlink finds one.
-  if (p.listing === undefined || loads.size !== records.length || !isListing(p.listing)) return { loads };
-  const listed = [...loads.values()];
+  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder).
+  if (!plain || p.listing === undefined || loads.size !== records.length || !isListing(p.listing))
+    return { loads };
   const listedRoots = new Set(p.listing.roots);
-  if (!listed.every((l) => listedRoots.has(l.root) && isListedFolder(l))) return { loads };
+  const listed = [...loads.values()];
+  if (!listed.every((l) => listedRoots.has(l.root))) return { loads };
   return { loads, listed: { stamps: p.listing, loads: listed } };
 }
 
-/** A plain folder of a root or of its `skills/` folder, or the root itself (a skills folder that is a skill). */
-function isListedFolder(l: FolderLoad): boolean {
-  if (l.dir === l.root) return l.knownFile !== undefined;
+/**
+ * True for `<root>/<name>` (`derived`: the record gave no other folder) or `<root>/skills/<name>`, with `name` a
+ * folder discovery lists, or for the root itself.
+ */
+function isPlainFolder(l: FolderLoad, derived: boolean): boolean {
+  if (!derived && l.dir === l.root) return l.knownFile !== undefined;
   const name = l.folderName;
   if (name.includes(sep) || name.includes('/') || name.startsWith('.') || name === 'node_modules')
     return false;
-  return l.dir === `${l.root}${sep}${name}` || l.dir === `${l.root}${sep}skills${sep}${name}`;
+  return derived || l.dir === `${l.root}${sep}skills${sep}${name}`;
 }
 
 /**

@@ -449,13 +449,16 @@ describe('a catalog cache that cannot be trusted is not used', () => {
     expectAsWithoutCache(next.catalog);
   });
 
-  it('its folders are never the candidates when one is not a plain folder of the root', () => {
+  it.each([
+    ['its folder', (l: { dir?: string }, outside: string) => (l.dir = outside)],
+    ['its folder name', (l: { folderName?: string }) => (l.folderName = '../outside')],
+  ])('its folders are never the candidates when one is not a plain folder of the root (%s)', (_, change) => {
     const outside = join(t.dir, 'outside');
     mkdirSync(outside);
     writeFileSync(join(outside, 'SKILL.md'), skillMd('outside'));
     forge((p) => {
       expect(p).toHaveProperty('listing');
-      (p.loads[1] as { dir?: string }).dir = outside;
+      change(p.loads[1] as { dir?: string; folderName?: string }, outside);
     });
     const next = start();
     expect(next.listed).toBe(false);
