@@ -1,11 +1,15 @@
 // Start-up and warm-call benchmark ("npm run bench startup").
 //
 // Measures, with the real @modelcontextprotocol/client over stdio (legacy era, as most hosts speak today):
-//   - spawn → initialize → tools/list wall time of `node dist/cli.js` serving 10, 100, 1,000 and 10,000 generated skills,
-//     interleaved round-robin with a bare SDK v2 server that registers 100 trivial tools (bench/bare-server.mjs)
-//     and with `node -e 0` spawn → exit (the floor), so machine noise hits every configuration alike;
+//   - spawn → initialize → tools/list wall time of `node dist/cli.js --no-watch` serving 10, 100, 1,000 and 10,000
+//     generated skills, and of the server as it starts by default (watching its skills for hot reload) at 1,000 and
+//     10,000, interleaved round-robin with a bare SDK v2 server that registers 100 trivial tools
+//     (bench/bare-server.mjs) and with `node -e 0` spawn → exit (the floor), so machine noise hits every
+//     configuration alike;
 //   - the server's peak RSS (VmHWM from /proc/<pid>/status, read after tools/list, before the client closes) and the
-//     CPU time it used up to then (/proc/<pid>/stat), the steadier figure when other jobs share the machine;
+//     CPU time it used up to then (/proc/<pid>/stat), the steadier figure when other jobs share the machine; for the
+//     watching rows also both once the server has gone quiet (its CPU time still for 300 ms): setting up the
+//     watches happens after the first answers;
 //   - warm per-call latency of a per-skill tool (10 skills) next to the bare server's trivial tool.
 // With BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of dist/ from before a change, inside a copy of the
 // package so it finds its package.json) that build runs in the same rounds, so before and after share the noise.
@@ -13,8 +17,9 @@
 //
 // Needs a built dist/ (`npm run bench` builds first). Knobs: BENCH_RUNS (start-up runs per configuration, ≥ 10,
 // default 15), BENCH_CALLS (measured warm calls, ≥ 100, default 200), BENCH_TOOLS (passed as --tools, default: the
-// server's default, auto), BENCH_KEEP=1 keeps the generated skills folder, BENCH_CLI runs another build's cli.js
-// (e.g. a snapshot of dist/ while others rebuild it).
+// server's default, auto), BENCH_WATCH_SIZES (sizes also run watching, default the sizes of 1,000 and more; empty
+// for none), BENCH_KEEP=1 keeps the generated skills folder, BENCH_CLI runs another build's cli.js (e.g. a snapshot
+// of dist/ while others rebuild it).
 import { Buffer } from 'node:buffer';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +50,17 @@ const RUNS = intEnv('BENCH_RUNS', 15, 10);
 const CALLS = intEnv('BENCH_CALLS', 200, 100);
 const WARMUP_CALLS = 20;
 const SIZES = (process.env.BENCH_SIZES ?? '10,100,1000,10000').split(',').map(Number);
+const WATCH_SIZES =
+  process.env.BENCH_WATCH_SIZES === undefined
+    ? SIZES.filter((n) => n >= 1000)
+    : process.env.BENCH_WATCH_SIZES.split(',')
+        .filter((x) => x !== '')
+        .map(Number);
+for (const n of WATCH_SIZES)
+  if (!SIZES.includes(n)) throw new Error(`BENCH_WATCH_SIZES: ${n} is not one of BENCH_SIZES`);
+/** How long a watching server's CPU time must stay still to count as settled, and the most a run waits for it. */
+const QUIET_MS = 300;
+const SETTLE_TIMEOUT_MS = 5_000;
 const TOOLS_MODE = process.env.BENCH_TOOLS || undefined;
 const START_TIMEOUT_MS = 120_000;
 const CALL_TIMEOUT_MS = 30_000;
@@ -169,6 +185,22 @@ function annotate(err, session) {
   return e;
 }
 
+/** CPU time and peak RSS once the process has used no CPU for QUIET_MS (null when it never goes quiet). */
+async function settled(pid) {
+  const until = performance.now() + SETTLE_TIMEOUT_MS;
+  let last = cpuMs(pid);
+  let since = performance.now();
+  while (performance.now() < until) {
+    await new Promise((r) => setTimeout(r, 50));
+    const now = cpuMs(pid);
+    if (now !== last) {
+      last = now;
+      since = performance.now();
+    } else if (performance.now() - since >= QUIET_MS) return { cpuMs: now, rssKiB: peakRssKiB(pid) };
+  }
+  return { cpuMs: null, rssKiB: null };
+}
+
 /** One start-up sample: spawn → initialize → tools/list, then peak RSS, then close. */
 async function measureStart(cfg) {
   const { session, t0 } = await connect(cfg);
@@ -177,6 +209,7 @@ async function measureStart(cfg) {
     const ms = performance.now() - t0;
     const rssKiB = peakRssKiB(session.transport.pid);
     const cpu = cpuMs(session.transport.pid);
+    const quiet = cfg.watch ? await settled(session.transport.pid) : { cpuMs: null, rssKiB: null };
     if (list.tools.length !== cfg.expectTools) {
       throw new Error(
         `${cfg.label}: tools/list returned ${list.tools.length} tools, expected ${cfg.expectTools}`,
@@ -185,7 +218,15 @@ async function measureStart(cfg) {
     if (session.errors.length > 0)
       throw new Error(`${cfg.label}: client errors: ${session.errors.join('; ')}`);
     const closeMs = await session.close();
-    return { ms, cpuMs: cpu, rssKiB, closeMs, paged: list.nextCursor !== undefined };
+    return {
+      ms,
+      cpuMs: cpu,
+      rssKiB,
+      settledCpuMs: quiet.cpuMs,
+      settledRssKiB: quiet.rssKiB,
+      closeMs,
+      paged: list.nextCursor !== undefined,
+    };
   } catch (err) {
     await session.close().catch(() => {});
     throw annotate(err, session);
@@ -345,11 +386,20 @@ async function main() {
   }
 
   const toolsArgs = TOOLS_MODE === undefined ? [] : ['--tools', TOOLS_MODE];
-  const skillsCfg = (n, cli = CLI, tag = '') => ({
-    id: `skills-${n}${tag === '' ? '' : `-${tag}`}`,
-    label: `skills-mcp${tag === '' ? '' : ` (${tag})`}, ${n} skills`,
+  const skillsCfg = (n, cli = CLI, tag = '', watch = false) => ({
+    id: `skills-${n}${watch ? '-watch' : ''}${tag === '' ? '' : `-${tag}`}`,
+    label: `skills-mcp${tag === '' ? '' : ` (${tag})`}, ${n} skills${watch ? ', watching' : ''}`,
     skills: n,
-    args: [cli, '--skills', generated[n].dir, '--no-watch', '--log-level', 'warn', ...toolsArgs],
+    watch,
+    args: [
+      cli,
+      '--skills',
+      generated[n].dir,
+      ...(watch ? [] : ['--no-watch']),
+      '--log-level',
+      'warn',
+      ...toolsArgs,
+    ],
     cwd: tmpRoot, // no stray ./skills-mcp.yaml
     expectTools: undefined,
   });
@@ -362,9 +412,14 @@ async function main() {
   };
   const floorCfg = { id: 'floor', label: 'node -e 0 (spawn → exit)', floor: true };
   // Each size with this build, then (BENCH_BASELINE_CLI) with the baseline build right after it.
-  const skillCfgs = SIZES.flatMap((n) =>
-    BASELINE === undefined ? [skillsCfg(n)] : [skillsCfg(n), skillsCfg(n, BASELINE, 'baseline')],
-  );
+  const skillCfgs = SIZES.flatMap((n) => [
+    ...(BASELINE === undefined ? [skillsCfg(n)] : [skillsCfg(n), skillsCfg(n, BASELINE, 'baseline')]),
+    ...(!WATCH_SIZES.includes(n)
+      ? []
+      : BASELINE === undefined
+        ? [skillsCfg(n, CLI, '', true)]
+        : [skillsCfg(n, CLI, '', true), skillsCfg(n, BASELINE, 'baseline', true)]),
+  ]);
 
   // Verify each server once (untimed; also warms the page cache) and learn the tool count tools/list must return.
   note('verifying servers');
@@ -414,6 +469,8 @@ async function main() {
     const ms = samples[cfg.id].map((s) => s.ms);
     const rss = samples[cfg.id].map((s) => s.rssKiB).filter((x) => x !== null);
     const cpu = samples[cfg.id].map((s) => s.cpuMs).filter((x) => x !== null);
+    const settledCpu = samples[cfg.id].map((s) => s.settledCpuMs).filter((x) => x != null);
+    const settledRss = samples[cfg.id].map((s) => s.settledRssKiB).filter((x) => x != null);
     summary[cfg.id] = {
       label: cfg.label,
       n: ms.length,
@@ -425,6 +482,8 @@ async function main() {
       medianCpuMs: cpu.length > 0 ? median(cpu) : null,
       peakRssMiB: rss.length > 0 ? Math.max(...rss) / 1024 : null,
       medianPeakRssMiB: rss.length > 0 ? median(rss) / 1024 : null,
+      medianSettledCpuMs: settledCpu.length > 0 ? median(settledCpu) : null,
+      settledPeakRssMiB: settledRss.length > 0 ? Math.max(...settledRss) / 1024 : null,
       maxCloseMs: cfg.floor ? null : Math.max(...samples[cfg.id].map((s) => s.closeMs)),
     };
   }
@@ -455,7 +514,19 @@ async function main() {
 
   // Table.
   const rows = [
-    ['config', 'n', 'median ms', 'p95 ms', 'ratio to bare', 'CPU ms', 'CPU ratio', 'peak RSS MiB', 'tools'],
+    [
+      'config',
+      'n',
+      'median ms',
+      'p95 ms',
+      'ratio to bare',
+      'CPU ms',
+      'CPU ratio',
+      'peak RSS MiB',
+      'settled: CPU ms',
+      'peak RSS MiB',
+      'tools',
+    ],
   ];
   for (const cfg of order) {
     const s = summary[cfg.id];
@@ -468,6 +539,8 @@ async function main() {
       fmt(s.medianCpuMs, 0),
       s.cpuRatioToBare === null ? '-' : `${s.cpuRatioToBare.toFixed(2)}×`,
       fmt(s.peakRssMiB),
+      fmt(s.medianSettledCpuMs, 0),
+      fmt(s.settledPeakRssMiB),
       s.tools ?? '-',
     ]);
   }
@@ -482,29 +555,33 @@ async function main() {
       '-',
       '-',
       '-',
+      '-',
+      '-',
     ]);
   }
 
   const check = (ok) => (ok === null ? 'n/a' : ok ? 'met' : 'MISSED');
-  const ratioTarget = (n, limit) => {
-    const s = summary[`skills-${n}`];
+  const ratioTarget = (n, limit, watch = false) => {
+    const s = summary[`skills-${n}${watch ? '-watch' : ''}`];
     return s === undefined
       ? []
       : [
           {
-            target: `${n.toLocaleString('en')} skills ≤ ${limit}× bare`,
+            target: `${n.toLocaleString('en')} skills${watch ? ', watching,' : ''} ≤ ${limit}× bare`,
             actual: `${s.ratioToBare.toFixed(2)}× (${fmt(s.medianMs)} vs ${fmt(bareMedian)} ms)`,
             met: s.ratioToBare <= limit,
           },
         ];
   };
   const s10000 = summary['skills-10000'];
+  const s10000w = summary['skills-10000-watch'];
   const warmSkill = warmSummary[`skills-${warmSize}`];
   const targets = [
     ...ratioTarget(10, TARGETS.ratio10),
     ...ratioTarget(100, TARGETS.ratio100),
     ...ratioTarget(1000, TARGETS.ratio1000),
     ...ratioTarget(10000, TARGETS.ratio10000),
+    ...ratioTarget(10000, TARGETS.ratio10000, true),
     ...(s10000 === undefined
       ? []
       : [
@@ -515,6 +592,18 @@ async function main() {
                 ? 'not measured (no /proc)'
                 : `${fmt(s10000.peakRssMiB)} MiB (${(s10000.peakRssMiB / TARGETS.rss10000MiB).toFixed(2)}× the limit)`,
             met: s10000.peakRssMiB === null ? null : s10000.peakRssMiB <= TARGETS.rss10000MiB,
+          },
+        ]),
+    ...(s10000w === undefined
+      ? []
+      : [
+          {
+            target: `10,000 skills, watching, ≤ ${TARGETS.rss10000MiB} MiB peak RSS once settled`,
+            actual:
+              s10000w.settledPeakRssMiB === null
+                ? 'not measured (no /proc, or never quiet)'
+                : `${fmt(s10000w.settledPeakRssMiB)} MiB (${(s10000w.settledPeakRssMiB / TARGETS.rss10000MiB).toFixed(2)}× the limit)`,
+            met: s10000w.settledPeakRssMiB === null ? null : s10000w.settledPeakRssMiB <= TARGETS.rss10000MiB,
           },
         ]),
     ...(warmSkill === undefined
@@ -593,6 +682,9 @@ async function main() {
           ms: round(s.ms, 3),
           cpuMs: s.cpuMs,
           rssKiB: s.rssKiB,
+          ...(s.settledCpuMs === undefined
+            ? {}
+            : { settledCpuMs: s.settledCpuMs, settledRssKiB: s.settledRssKiB }),
           closeMs: round(s.closeMs, 1),
         })),
       ]),

@@ -43,7 +43,12 @@ export function createServices(
   config: Config,
   log: Logger,
   io: CliIo,
-  catalog: () => Catalog,
+  catalogs: {
+    /** The catalog, every stamp checked (what runs are bound to). */
+    catalog: () => Catalog;
+    /** The catalog as far as the skills' names and folders go: enough to pin them at start. */
+    headline: () => Catalog;
+  },
   version: string,
   /**
    * With a PostgreSQL log and the replicas' shared secret: the keys derived from it that seal the views of console
@@ -60,7 +65,8 @@ export function createServices(
   const consoleDir = join(dirname(auditPath), 'console');
   // Pinned now, before any call loads the runner: the folders served at start are the ones the rules were written for.
   const skillPins = createSkillPins();
-  skillPins.observe(catalog().skills);
+  skillPins.observe(catalogs.headline().skills);
+  const { catalog } = catalogs;
   const stopPruning = keepRunsPruned(runsDir, config.runs.retention_days, log);
   // The bundles a live session refers to are read from a SQLite log; with PostgreSQL, copies are kept.
   const stopPruningBundles = isPostgresUrl(target)

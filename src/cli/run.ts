@@ -129,7 +129,13 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
     return 2;
   }
   const log = createLogger(config.log_level);
-  const services = createServices(config, log, io, () => catalog, packageVersion());
+  const services = createServices(
+    config,
+    log,
+    io,
+    { catalog: () => catalog, headline: () => catalog },
+    packageVersion(),
+  );
   const session: SessionInfo = { id: randomUUID(), transport: 'cli' };
   const ctx = { canAsk: io.stdinIsTTY && config.elicitation, channel: 'terminal' as const };
   try {

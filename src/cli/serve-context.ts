@@ -12,10 +12,13 @@ export interface ServeContext {
   log: Logger;
   io: CliIo;
   server: SkillsServer;
+  /** The catalog as far as its skills' names and number go (see `ServerDeps.headline`). */
   catalog: () => Catalog;
   version: string;
   /** The gated-call pipeline: end a session's audit record when its connection ends. */
   runner: Runner;
   /** SIGINT/SIGTERM, listened for since before start-up: the transport sets what a signal does. */
   signals: StopSignals;
+  /** Called by the transport once it serves: work kept off the first answers' path starts then. */
+  serving: () => void;
 }

@@ -69,6 +69,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
     });
     const auth = config.http.oauth !== undefined ? 'oauth' : token === undefined ? 'none' : 'bearer';
     log.info({ url: serving.url, auth }, 'serving Streamable HTTP');
+    ctx.serving();
     if (auth === 'none' && config.approval.http_elicitation === 'any') {
       log.warn(
         'approval.http_elicitation is "any" and there is no token: any local program that reaches the port, ' +

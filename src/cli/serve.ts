@@ -13,11 +13,13 @@ import { pendingViewKey } from '../audit/postgres/pending-view-key.js';
 import { decisionMacKey } from '../audit/decision-mac-key.js';
 import { readStateKey } from './read-state-key.js';
 import type { SessionInfo } from '../runner/session.js';
-import { loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
+import { listedOf, loadCatalog, loadsOf, type Catalog } from '../skills/catalog.js';
 import { openCatalogCache } from '../skills/open-catalog-cache.js';
 import type { CatalogDiff } from '../skills/diff-catalogs.js';
+import { deferCheck, type DeferredCheck } from '../skills/defer-check.js';
+import type { FolderLoad } from '../skills/folder-load.js';
 import { reloadCatalog } from '../skills/reload-catalog.js';
-import { watchCatalog } from '../skills/watch-catalog.js';
+import { watchCatalog, type CatalogWatcher } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
@@ -137,7 +139,16 @@ async function serve(
     log,
   });
   const cached = cache.take();
-  let catalog: Catalog = loadCatalog(config.skills, { reuse: cached });
+  // A folder taken from the cache is checked at first as far as its skill file: what the first answers give of it
+  // (its name and description, the number of skills). The rest of its stamps are checked once the transport serves,
+  // in batches, or at once when something asks for more of the catalog first.
+  const unchecked: FolderLoad[] = [];
+  let catalog: Catalog = loadCatalog(config.skills, {
+    reuse: cached.loads,
+    ...(cached.listed === undefined ? {} : { listed: cached.listed }),
+    unchecked,
+  });
+  let deferred: DeferredCheck | undefined = unchecked.length === 0 ? undefined : deferCheck(unchecked);
   const missing = catalog.findings.filter((f) => f.rule === 'root-missing');
   if (missing.length > 0) {
     io.err(
@@ -150,7 +161,7 @@ async function serve(
     {
       count: catalog.skills.length,
       // Folders taken from the catalog cache unread (they looked as they did when it was saved).
-      cached: catalog.folders.filter((f) => cached.get(f.dir) === f).length,
+      cached: catalog.folders.filter((f) => cached.loads.get(f.dir) === f).length,
       roots: config.skills,
       config: loaded.file,
     },
@@ -165,28 +176,62 @@ async function serve(
     stateSecret !== undefined && config.audit !== undefined && isPostgresUrl(config.audit)
       ? { viewKey: pendingViewKey(stateSecret), decisionKey: decisionMacKey(stateSecret) }
       : undefined;
-  const services = createServices(config, log, io, () => catalog, version, sharing);
-  const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
-  // The Skills extension's code loads only when it is on.
-  const skillsExtension = config.skills_extension
-    ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
-    : undefined;
-  const reload = (fresh?: string) =>
-    loadCatalog(config.skills, { reuse: loadsOf(catalog), ...(fresh === undefined ? {} : { fresh }) });
+  // A reload checks every stamp of every folder it reuses.
+  const reload = (fresh?: ReadonlySet<string>) => {
+    const listed = listedOf(catalog);
+    return loadCatalog(config.skills, {
+      reuse: loadsOf(catalog),
+      ...(listed === undefined ? {} : { listed }),
+      ...(fresh === undefined ? {} : { fresh }),
+    });
+  };
+  let watcher: CatalogWatcher | undefined;
+  const adopt = (next: Catalog) => {
+    catalog = next;
+    deferred?.close();
+    deferred = undefined;
+    cache.save(next);
+    watcher?.sync();
+  };
   const reloading = {
     load: () => reload(),
     current: () => catalog,
     onChange: (next: Catalog, diff: CatalogDiff) => {
       services.skillPins.observe(next.skills);
-      catalog = next;
+      adopt(next);
       server.catalogChanged(diff);
-      cache.save(next);
     },
+    // The same skills, some folder read again: its new stamps (and any new folder in it) are kept and watched.
+    onReread: adopt,
     log,
   };
+  /** The end of the deferred check: folders whose load no longer holds are read again, and clients told. */
+  function settle(changed: ReadonlySet<string>) {
+    deferred = undefined;
+    if (changed.size > 0) reloadCatalog({ ...reloading, load: () => reload(changed) });
+  }
+  /** The catalog, every stamp of it checked. */
+  const current = (): Catalog => {
+    if (deferred !== undefined) settle(deferred.finish());
+    return catalog;
+  };
+  const services = createServices(
+    config,
+    log,
+    io,
+    { catalog: current, headline: () => catalog },
+    version,
+    sharing,
+  );
+  const approvalConsole = await startConsoleIfEnabled(config, log, io, services);
+  // The Skills extension's code loads only when it is on.
+  const skillsExtension = config.skills_extension
+    ? (await import('../mcp/skills-extension/skills-extension.js')).createSkillsExtensionState(log)
+    : undefined;
   const server = createSkillsServer({
-    catalog: () => catalog,
-    reloadSkills: (stale) => void reloadCatalog({ ...reloading, load: () => reload(stale.dir) }),
+    catalog: current,
+    headline: () => catalog,
+    reloadSkills: (stale) => void reloadCatalog({ ...reloading, load: () => reload(new Set([stale.dir])) }),
     config,
     log,
     version,
@@ -213,7 +258,20 @@ async function serve(
       .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
   }, 1000);
   probeTimer.unref();
-  const watcher = config.watch ? watchCatalog({ roots: config.skills, ...reloading }) : undefined;
+  if (config.watch) {
+    watcher = watchCatalog({
+      roots: config.skills,
+      ...reloading,
+      // The watches' first pass checks every folder in full once it is watched: what the start left unchecked too.
+      passed: (checked, all) => {
+        if (deferred === undefined || checked !== catalog) return;
+        if (all) {
+          deferred.close();
+          deferred = undefined;
+        } else deferred.start(settle);
+      },
+    });
+  }
   const ctx: ServeContext = {
     config,
     log,
@@ -223,6 +281,11 @@ async function serve(
     version,
     runner: services.runner,
     signals,
+    // The rest of the start's check, and hot reload's watches, once the transport serves: off the first answers' path.
+    serving: () => {
+      if (watcher === undefined) deferred?.start(settle);
+      else watcher.start();
+    },
   };
   try {
     // The HTTP stack (and the web globals it pulls in) loads only when serving HTTP.
@@ -231,6 +294,7 @@ async function serve(
   } finally {
     clearTimeout(probeTimer);
     watcher?.close();
+    deferred?.close();
     cache.flush();
     await approvalConsole?.close();
     await services.close();
@@ -246,6 +310,7 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
     maxMessageBytes: config.max_message_bytes,
     log,
   });
+  ctx.serving();
   if (io.stdinIsTTY) {
     io.err(
       `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over stdio.\n` +

@@ -56,6 +56,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   // Signs the call id carried across an approval round trip (requestState); never stored or logged.
   const stateKey = requestStateKey(deps.stateSecret);
   const runner = deps.runner;
+  const headline = deps.headline ?? deps.catalog;
   const withRunner = runner === undefined ? undefined : { ...deps, runner };
 
   const addTool = <A>(server: McpServer, session: SessionInfo, def: ToolDef<A>): RegisteredTool => {
@@ -87,7 +88,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   };
 
   const instance = (session: SessionInfo, compact: boolean) => {
-    const catalog = deps.catalog();
+    const catalog = headline();
     const timeoutMs = deps.config.approval.timeout_ms;
     const codec = createRequestStateCodec<{ callId: string }>({
       key: stateKey,
@@ -118,7 +119,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
 
   const isCompact = () => {
     const mode = deps.config.tools;
-    return mode === 'compact' || (mode === 'auto' && deps.catalog().skills.length > AUTO_PER_SKILL_LIMIT);
+    return mode === 'compact' || (mode === 'auto' && headline().skills.length > AUTO_PER_SKILL_LIMIT);
   };
 
   /** The instance for one call of `tool`, or undefined when no tool has that name. */
@@ -142,13 +143,13 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const build = (session: SessionInfo, tool?: string): McpServer => {
     const focused = tool === undefined ? undefined : buildFor(session, tool);
     if (focused !== undefined) return focused;
-    const catalog = deps.catalog();
     const compact = isCompact();
     const { server, bridge } = instance(session, compact);
     const prompts = serveSkillPrompts(server, deps);
     const l: Live = { server, session, bridge, compact, prompts, tools: new Map() };
     for (const def of staticTools(session, bridge, compact)) addTool(server, session, def);
-    if (!compact) for (const skill of catalog.skills) registerSkill(l, skill);
+    // One tool per skill: its kind and schema need the whole check.
+    if (!compact) for (const skill of deps.catalog().skills) registerSkill(l, skill);
     const extension = deps.skillsExtension?.forSession(deps, session);
     const files = skillFilesResource(deps, extension?.checkRead);
     server.registerResource(files.name, files.template, files.config, (uri, vars) => files.read(uri, vars));

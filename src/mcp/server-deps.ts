@@ -8,8 +8,15 @@ import type { SkillsExtensionState } from './skills-extension/skills-extension.j
 
 /** What the MCP layer needs. Passed in; nothing is reached for globally. */
 export interface ServerDeps {
-  /** The catalog being served now (replaced on hot reload). */
+  /** The catalog being served now (replaced on hot reload), every stamp of it checked. */
   catalog: () => Catalog;
+  /**
+   * The same catalog as far as its skills' names, descriptions and number go: what the server's instructions,
+   * prompts/list and the choice of compact tools need, without waiting for the rest of its check (a start from the
+   * catalog cache checks each folder's skill file first, its other files after the first answers). Default:
+   * `catalog`.
+   */
+  headline?: () => Catalog;
   /**
    * Reloads the catalog now, reading `stale`'s folder again whatever it looks like: called when its skill file no
    * longer holds the text that was validated. Without it such a skill's instructions are refused until a reload.

@@ -1,3 +1,4 @@
+import type { ListingStamps } from './discover-skills.js';
 import type { FolderStamp } from './folder-load.js';
 import type { Finding, Skill, SkillFile } from './types.js';
 
@@ -61,6 +62,11 @@ export interface CachePayload {
   /** The real roots the loads were found under. */
   roots: string[];
   loads: unknown[];
+  /**
+   * The stamps of the folders the discovery listed (`ListingStamps`), when `loads` holds a record for every folder
+   * it found, in its order: a start may then take them as its candidates instead of listing the roots.
+   */
+  listing?: unknown;
 }
 
 // The checks below run over every record at every start (tens of thousands of objects with 10,000 skills), mostly
@@ -146,6 +152,20 @@ function isSkill(v: unknown): boolean {
   if (v.requests !== undefined && !isRequests(v.requests)) return false;
   if (v.warnings !== undefined && !areFindings(v.warnings)) return false;
   return areStamps(v.files, true);
+}
+
+/** True when `v` has the shape of `ListingStamps`: for each root, its own stamp, then its nested `skills/`'s. */
+export function isListing(v: unknown): v is ListingStamps {
+  if (!isObject(v) || !areStrings(v.roots) || !Array.isArray(v.folders)) return false;
+  const folders = v.folders as unknown[];
+  if (folders.length !== (v.roots as string[]).length) return false;
+  for (const own of folders) {
+    if (!areStamps(own, false) || (own as unknown[]).length === 0 || (own as unknown[]).length > 2)
+      return false;
+    const paths = (own as { path: string }[]).map((f) => f.path);
+    if (paths[0] !== '' || (paths.length === 2 && paths[1] !== 'skills')) return false;
+  }
+  return true;
 }
 
 /** True when `v` is a record of the shape {@link CachedLoad} with a root in `roots`. */

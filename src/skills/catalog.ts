@@ -1,5 +1,11 @@
-import { discoverSkills, type SkillCandidate } from './discover-skills.js';
-import { isUnchanged, type FolderLoad } from './folder-load.js';
+import {
+  discoverSkills,
+  isListingUnchanged,
+  type Discovery,
+  type ListingStamps,
+  type SkillCandidate,
+} from './discover-skills.js';
+import { isSettled, isUnchanged, type FolderLoad } from './folder-load.js';
 import { loadSkill, MAX_SKILL_MD_BYTES } from './load-skill.js';
 import type { Finding, Skill } from './types.js';
 
@@ -14,6 +20,8 @@ export interface Catalog {
   readonly lint: readonly Finding[];
   /** What each candidate folder gave, in discovery order: a later load reuses the ones still unchanged. */
   readonly folders: readonly FolderLoad[];
+  /** The folders its discovery listed, stamped, when a later load may take `folders` instead of listing them. */
+  readonly listing?: ListingStamps;
   get(name: string): Skill | undefined;
   byToolName(toolName: string): Skill | undefined;
 }
@@ -33,15 +41,55 @@ export interface LoadCatalogOptions {
    * one is loaded and stamped.
    */
   reuse?: ReadonlyMap<string, FolderLoad>;
-  /** A folder to read again even when it looks unchanged (its skill file no longer held what was validated). */
-  fresh?: string;
+  /** Folders to read again even when they look unchanged (a skill file no longer held what was validated). */
+  fresh?: ReadonlySet<string>;
+  /**
+   * When given, a reused load is checked only as far as its head (`isUnchanged(load, 'head')`: its folder and skill
+   * file, what the skill's name, description and its being a skill depend on) and is listed here: the rest of its
+   * stamps must be checked (`isUnchanged(load, 'rest')`) before anything else of it is served.
+   */
+  unchecked?: FolderLoad[];
   /** The clock stamps are judged by (tests move it). */
   now?: () => number;
+  /**
+   * An earlier discovery (a previous catalog's, or the start-up cache's; see {@link listedOf}): while the folders it
+   * listed still have their stamps, its folders are the candidates, and the roots are not listed again.
+   */
+  listed?: Listed;
 }
+
+/** An earlier discovery: the stamps of the folders it listed, and what it found in them, in order. */
+export interface Listed {
+  stamps: ListingStamps;
+  loads: readonly FolderLoad[];
+}
+
+/** The catalog's discovery, for the next load's `listed`. */
+export const listedOf = (catalog: Catalog): Listed | undefined =>
+  catalog.listing === undefined ? undefined : { stamps: catalog.listing, loads: catalog.folders };
+
+const candidateOf = (l: FolderLoad): SkillCandidate =>
+  l.knownFile === undefined
+    ? { dir: l.dir, root: l.root, folderName: l.folderName }
+    : { dir: l.dir, root: l.root, folderName: l.folderName, skillFile: l.knownFile };
 
 /** Discovers and loads every skill under the roots. Never throws for bad skills: they are reported and skipped. */
 export function loadCatalog(roots: readonly string[], opts: LoadCatalogOptions = {}): Catalog {
-  const { candidates, findings: discoveryFindings } = discoverSkills(roots);
+  const stamp = opts.reuse !== undefined;
+  const startedMs = stamp ? (opts.now ?? Date.now)() : 0;
+  const listed =
+    opts.listed !== undefined && isListingUnchanged(roots, opts.listed.stamps) ? opts.listed : undefined;
+  const discovery: Discovery =
+    listed === undefined
+      ? discoverSkills(roots, { stamp })
+      : { candidates: listed.loads.map(candidateOf), findings: [], listing: listed.stamps };
+  const { candidates, findings: discoveryFindings } = discovery;
+  // Listed just now, or so recently that a change in the same clock tick could have left its stamps as they were.
+  const listing =
+    discovery.listing !== undefined &&
+    (listed !== undefined || isSettled({ folders: discovery.listing.folders.flat(), files: [] }, startedMs))
+      ? discovery.listing
+      : undefined;
   const findings: Finding[] = [...discoveryFindings];
   const lint: Finding[] = [...discoveryFindings];
   const folders: FolderLoad[] = [];
@@ -50,17 +98,22 @@ export function loadCatalog(roots: readonly string[], opts: LoadCatalogOptions =
   const shared = new Map<string, Skill[]>();
   // Every SKILL.md is read into this one buffer and decoded from it: thousands of files allocate nothing for bytes.
   let scratch: Buffer | undefined;
-  const stamp = opts.reuse !== undefined;
+  const { unchecked } = opts;
   for (const c of candidates) {
     const earlier = opts.reuse?.get(c.dir);
-    const loaded =
-      earlier !== undefined && c.dir !== opts.fresh && isSameCandidate(earlier, c) && isUnchanged(earlier)
-        ? earlier
-        : loadSkill(c, {
-            scratch: (scratch ??= Buffer.allocUnsafe(MAX_SKILL_MD_BYTES)),
-            stamp,
-            ...(opts.now === undefined ? {} : { now: opts.now }),
-          });
+    const reused =
+      earlier !== undefined &&
+      opts.fresh?.has(c.dir) !== true &&
+      isSameCandidate(earlier, c) &&
+      isUnchanged(earlier, unchecked === undefined ? 'all' : 'head');
+    if (reused && unchecked !== undefined) unchecked.push(earlier);
+    const loaded = reused
+      ? earlier
+      : loadSkill(c, {
+          scratch: (scratch ??= Buffer.allocUnsafe(MAX_SKILL_MD_BYTES)),
+          stamp,
+          ...(opts.now === undefined ? {} : { now: opts.now }),
+        });
     folders.push(loaded);
     if (loaded.findings.length > 0) findings.push(...loaded.findings);
     if (loaded.lint.length > 0) lint.push(...loaded.lint);
@@ -96,7 +149,7 @@ export function loadCatalog(roots: readonly string[], opts: LoadCatalogOptions =
       lint.push(f);
     }
   }
-  return createCatalog(roots, served, findings, lint, folders);
+  return createCatalog(roots, served, findings, lint, folders, listing);
 }
 
 /** A catalog's folder loads by folder, for the next load's `reuse`. */
@@ -106,12 +159,34 @@ export const loadsOf = (catalog: Catalog): Map<string, FolderLoad> =>
 const isSameCandidate = (l: FolderLoad, c: SkillCandidate): boolean =>
   l.root === c.root && l.folderName === c.folderName && l.knownFile === c.skillFile;
 
+/** Discovery findings: what a catalog reports about its roots before loading any folder. */
+const DISCOVERY_RULES: ReadonlySet<string> = new Set(['root-missing', 'symlink-outside-root']);
+
+/**
+ * True when a discovery made now finds the folders the catalog was loaded from, in the same order, and reports the
+ * same about its roots: a load now would read the same candidates.
+ */
+export function hasSameCandidates(catalog: Catalog, now: Discovery): boolean {
+  const { folders } = catalog;
+  if (folders.length !== now.candidates.length) return false;
+  for (let i = 0; i < folders.length; i++) {
+    const c = now.candidates[i]!;
+    if (folders[i]!.dir !== c.dir || !isSameCandidate(folders[i]!, c)) return false;
+  }
+  const before = catalog.findings.filter((f) => DISCOVERY_RULES.has(f.rule));
+  return (
+    before.length === now.findings.length &&
+    before.every((f, i) => f.path === now.findings[i]!.path && f.rule === now.findings[i]!.rule)
+  );
+}
+
 export function createCatalog(
   roots: readonly string[],
   skills: Skill[],
   findings: Finding[],
   lint: Finding[],
   folders: FolderLoad[] = [],
+  listing?: ListingStamps,
 ): Catalog {
   const sorted = [...skills].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const byTool = new Map<string, Skill>();
@@ -132,6 +207,7 @@ export function createCatalog(
     findings,
     lint,
     folders,
+    ...(listing === undefined ? {} : { listing }),
     get: (name) => byName.get(name),
     byToolName: (t) => byTool.get(t),
   };

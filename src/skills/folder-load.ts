@@ -29,6 +29,11 @@ export interface FolderLoad {
    * folder is read again by every load.
    */
   stamps?: { folders: FolderStamp[]; files: SkillFile[] };
+  /**
+   * The folders the load walked (POSIX paths relative to `dir`, '' for `dir` itself) when `stamps` does not hold
+   * them: what a watcher watches to see the load go stale. Undefined when the listing stopped part way.
+   */
+  walked?: readonly string[];
 }
 
 /** Changes newer than this, before a load started, might share a timestamp with a later change: not reused. */
@@ -58,19 +63,33 @@ export function isSettled(stamps: NonNullable<FolderLoad['stamps']>, startedMs: 
 }
 
 /**
- * True when every folder and file of the load still looks as it did (one lstat each): the same inode, times and,
- * for files, size and mode. Then a fresh load would list and read exactly the same, and give the same result.
+ * Which stamps of a load to check: all of them, or only its head (the skill folder's own and the skill file's: what
+ * the skill's name, description and its being a skill at all depend on), or only the rest (its subfolders and other
+ * files: its file index, and the entry point found in it).
  */
-export function isUnchanged(load: FolderLoad): boolean {
+export type StampPart = 'all' | 'head' | 'rest';
+
+/**
+ * True when every folder and file of the load (of `part` of them) still looks as it did (one lstat each): the same
+ * inode, times and, for files, size and mode. Then a fresh load would list and read exactly the same, and give the
+ * same result.
+ */
+export function isUnchanged(load: FolderLoad, part: StampPart = 'all'): boolean {
   const stamps = load.stamps;
   if (stamps === undefined) return false;
   const { folders, files } = stamps;
   const base = load.dir;
+  // Without a skill the only file stamped is the skill file that was read.
+  const skillFile = load.skill?.skillFile;
   // One lstat call site for folders and files: V8 optimizes this loop at every large start, and each call site
   // it inlines the file system's code into makes that compile longer.
   for (let i = 0, n = folders.length + files.length; i < n; i++) {
     const folder = i < folders.length;
     const f = folder ? folders[i]! : files[i - folders.length]!;
+    if (part !== 'all') {
+      const head = folder ? f.path === '' : skillFile === undefined || f.path === skillFile;
+      if (head !== (part === 'head')) continue;
+    }
     const st = lstatIfAny(f.path === '' ? base : `${base}${sep}${f.path}`);
     if (st === undefined || st.mtimeMs !== f.mtimeMs || st.ctimeMs !== f.ctimeMs || st.ino !== f.ino)
       return false;

@@ -37,20 +37,23 @@ export interface ListOptions {
 }
 
 /**
- * Lists the regular files of a skill folder (`dir` must be a realpath), sorted by POSIX path. Symlinks are followed
+ * Lists the regular files of a skill folder (`dir` must be a realpath), sorted by POSIX path, and the folders it
+ * walked (`dirs`: POSIX paths relative to `dir`, '' for `dir` itself). Symlinks are followed
  * only when their target stays inside the folder; others are left out with a `file-symlink-escape` finding.
  * Throws SKILL_TOO_LARGE past {@link MAX_SKILL_FILES} files.
  */
 export function listSkillFiles(
   dir: string,
   opts: ListOptions = {},
-): { files: SkillFile[]; findings: Finding[]; folders?: FolderStamp[] } {
+): { files: SkillFile[]; findings: Finding[]; dirs: string[]; folders?: FolderStamp[] } {
   const { known, stamp } = opts;
   const files: SkillFile[] = [];
   const findings: Finding[] = [];
+  const dirs: string[] = [];
   const folders: FolderStamp[] = [];
   let linked = false;
   const walk = (abs: string, rel: string) => {
+    dirs.push(rel);
     if (stamp !== undefined)
       folders.push(folderStamp(rel, (rel === '' ? stamp.top : undefined) ?? lstatSync(abs)));
     for (const entry of readdirSync(abs, { withFileTypes: true })) {
@@ -112,5 +115,5 @@ export function listSkillFiles(
   };
   walk(dir, '');
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return stamp === undefined || linked ? { files, findings } : { files, findings, folders };
+  return stamp === undefined || linked ? { files, findings, dirs } : { files, findings, dirs, folders };
 }

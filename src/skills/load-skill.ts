@@ -50,18 +50,23 @@ export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): Folde
   const result = (
     r: Pick<FolderLoad, 'skill' | 'findings' | 'lint'>,
     stamps?: FolderLoad['stamps'],
+    walked?: readonly string[],
   ): FolderLoad => ({
     dir,
     root,
     folderName,
     ...(c.skillFile === undefined ? {} : { knownFile: c.skillFile }),
     ...r,
-    ...(stamps !== undefined && isSettled(stamps, startedMs) ? { stamps } : {}),
+    ...(stamps !== undefined && isSettled(stamps, startedMs)
+      ? { stamps }
+      : walked === undefined
+        ? {}
+        : { walked }),
   });
   const read = openSkillFile(dir, c.skillFile);
   const topStamps = (files: SkillFile[]) =>
     top === undefined ? undefined : { folders: [folderStamp('', top)], files };
-  if (read === undefined) return result({ findings: [], lint: [] }, topStamps([]));
+  if (read === undefined) return result({ findings: [], lint: [] }, topStamps([]), TOP);
   const skillFile = read.name;
   const path = join(dir, skillFile);
   const { stats, bytes } = readSmallFile(read.fd, MAX_SKILL_MD_BYTES, opts.scratch);
@@ -78,6 +83,7 @@ export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): Folde
           ino: stats.ino,
         },
       ]),
+      TOP,
     );
   const size = stats.size;
   if (bytes === undefined) {
@@ -151,8 +157,12 @@ export function loadSkill(c: SkillCandidate, opts: LoadSkillOptions = {}): Folde
   return result(
     { skill, findings: warnings, lint },
     listing.folders === undefined ? undefined : { folders: listing.folders, files: listing.files },
+    listing.dirs,
   );
 }
+
+/** The folders a load that read no further than the skill file depends on: the skill folder's own entries. */
+const TOP: readonly string[] = Object.freeze(['']);
 
 const skipped = (finding: Finding) => ({ findings: [finding], lint: [finding] });
 

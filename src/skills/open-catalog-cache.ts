@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import type { Logger } from '../log.js';
-import type { Catalog } from './catalog.js';
+import type { Catalog, Listed } from './catalog.js';
 import type { FolderLoad } from './folder-load.js';
 import { readCatalogCache, type CatalogCacheKey } from './read-catalog-cache.js';
 import { writeCatalogCache } from './write-catalog-cache.js';
 
 export interface CatalogCache {
   /**
-   * The folder loads the file held, by folder (empty without a usable file): the first load's `reuse`. Given once:
-   * the cache lets go of them, and later loads reuse the catalog's own.
+   * The folder loads the file held, by folder (empty without a usable file): the first load's `reuse`; and the
+   * discovery that found them, when the file holds one (its `listed`). Given once: the cache lets go of them, and
+   * later loads reuse the catalog's own.
    */
-  take(): ReadonlyMap<string, FolderLoad>;
+  take(): { loads: ReadonlyMap<string, FolderLoad>; listed?: Listed };
   /** Saves the catalog after a while (off the first answers' path), unless the file already holds it. */
   save(catalog: Catalog): void;
   /** Writes a pending save now (when the server stops). */
@@ -52,6 +53,7 @@ export function openCatalogCache(opts: CatalogCacheOptions): CatalogCache {
   const read = readCatalogCache(file, key);
   if (read.problem !== undefined) log.debug({ file, problem: read.problem }, 'catalog cache not used');
   let loads: Map<string, FolderLoad> | undefined = read.loads;
+  let listed = read.listed;
   // The stamps the file holds now: a catalog made only of those loads needs no save.
   let saved = new Set([...read.loads.values()].map((l) => l.stamps));
   let pending: Catalog | undefined;
@@ -73,8 +75,10 @@ export function openCatalogCache(opts: CatalogCacheOptions): CatalogCache {
   return {
     take() {
       const taken = loads ?? new Map<string, FolderLoad>();
+      const found = listed;
       loads = undefined;
-      return taken;
+      listed = undefined;
+      return found === undefined ? { loads: taken } : { loads: taken, listed: found };
     },
     save(catalog) {
       const stamped = catalog.folders.filter((l) => l.stamps !== undefined);

@@ -8,9 +8,11 @@ import {
   CATALOG_CACHE_VERSION,
   MAX_CATALOG_CACHE_BYTES,
   isCachedLoad,
+  isListing,
   type CacheHeader,
   type CachedLoad,
 } from './catalog-cache-format.js';
+import type { Listed } from './catalog.js';
 import type { FolderLoad } from './folder-load.js';
 import { toolNameFor } from './tool-name.js';
 import type { Skill } from './types.js';
@@ -30,7 +32,7 @@ export interface CatalogCacheKey {
 export function readCatalogCache(
   file: string,
   key: CatalogCacheKey,
-): { loads: Map<string, FolderLoad>; problem?: string } {
+): { loads: Map<string, FolderLoad>; listed?: Listed; problem?: string } {
   const loads = new Map<string, FolderLoad>();
   const none = (problem?: string) => (problem === undefined ? { loads } : { loads, problem });
   let payload: unknown;
@@ -52,17 +54,40 @@ export function readCatalogCache(
   } catch (err) {
     return none(`unreadable: ${(err as Error).message}`);
   }
-  const p = payload as { roots?: unknown; loads?: unknown } | null;
+  const p = payload as { roots?: unknown; loads?: unknown; listing?: unknown } | null;
   if (p === null || typeof p !== 'object' || !Array.isArray(p.roots) || !Array.isArray(p.loads))
     return none('no roots and loads');
   const roots = p.roots as unknown[];
   if (!roots.every((r) => typeof r === 'string' && r !== '')) return none('bad roots');
-  for (const r of p.loads as unknown[]) {
+  const records = p.loads as unknown[];
+  // Whether each folder is where a discovery that met no symlink finds one: a plain folder of a root or of its
+  // skills/ folder, or the root itself (a skills folder that is a skill).
+  let plain = true;
+  for (const r of records) {
     if (!isCachedLoad(r, roots.length)) continue;
     const load = toLoad(r, roots as string[]);
     loads.set(load.dir, load);
+    if (plain) plain = isPlainFolder(load, r.dir === undefined);
   }
-  return { loads };
+  // The discovery's candidates are the loads, in order: only when none was left out (or two shared a folder).
+  if (!plain || p.listing === undefined || loads.size !== records.length || !isListing(p.listing))
+    return { loads };
+  const listedRoots = new Set(p.listing.roots);
+  const listed = [...loads.values()];
+  if (!listed.every((l) => listedRoots.has(l.root))) return { loads };
+  return { loads, listed: { stamps: p.listing, loads: listed } };
+}
+
+/**
+ * True for `<root>/<name>` (`derived`: the record gave no other folder) or `<root>/skills/<name>`, with `name` a
+ * folder discovery lists, or for the root itself.
+ */
+function isPlainFolder(l: FolderLoad, derived: boolean): boolean {
+  if (!derived && l.dir === l.root) return l.knownFile !== undefined;
+  const name = l.folderName;
+  if (name.includes(sep) || name.includes('/') || name.startsWith('.') || name === 'node_modules')
+    return false;
+  return derived || l.dir === `${l.root}${sep}skills${sep}${name}`;
 }
 
 /**
@@ -101,33 +126,55 @@ const sameList = (a: readonly unknown[], b: readonly string[]) =>
 const NONE = Object.freeze([]) as unknown as never[];
 
 /**
- * A record as the load it was made from (see `writeCatalogCache`). The parsed objects become the load's own: the
- * records are not copied.
+ * A record as the load it was made from (see `writeCatalogCache`). The parsed stamps, files and frontmatter become
+ * the load's own; the skill is made in one piece, its fields in the order a load gives them (adding them one by one
+ * to the parsed object cost each skill a hidden-class change per field and a grown property store).
  */
 function toLoad(r: CachedLoad, roots: readonly string[]): FolderLoad {
   const root = roots[r.root]!;
   const dir = r.dir ?? `${root}${sep}${r.folderName}`;
   const s = r.skill;
+  if (s === undefined) {
+    const load: FolderLoad = {
+      dir,
+      root,
+      folderName: r.folderName,
+      findings: r.findings ?? NONE,
+      lint: r.lint ?? NONE,
+      stamps: { folders: r.folders, files: r.files ?? NONE },
+    };
+    if (r.knownFile !== undefined) load.knownFile = r.knownFile;
+    return load;
+  }
+  const name = s.name ?? frontmatterName(s.frontmatter)!;
+  const warnings = s.warnings ?? NONE;
+  const skill: Skill = {
+    name,
+    toolName: toolNameFor(name),
+    description: s.description ?? String(s.frontmatter.description).trim(),
+    dir,
+    root,
+    skillFile: s.skillFile,
+    skillFileSha256: s.skillFileSha256,
+    bodyLine: s.bodyLine,
+    frontmatter: s.frontmatter,
+    kind: s.kind,
+    allowedTools: s.allowedTools ?? NONE,
+    requests: s.requests ?? DEFAULT_REQUESTS,
+    files: s.files,
+    warnings,
+  };
+  if (s.entryPoint !== undefined) skill.entryPoint = s.entryPoint;
+  if (s.inputSchema !== undefined) skill.inputSchema = s.inputSchema;
   const load: FolderLoad = {
     dir,
     root,
     folderName: r.folderName,
-    findings: r.findings ?? NONE,
+    skill,
+    findings: warnings,
     lint: r.lint ?? NONE,
-    stamps: { folders: r.folders, files: s?.files ?? r.files ?? NONE },
+    stamps: { folders: r.folders, files: s.files },
   };
   if (r.knownFile !== undefined) load.knownFile = r.knownFile;
-  if (s === undefined) return load;
-  const skill = s as Skill;
-  skill.name = s.name ?? frontmatterName(s.frontmatter)!;
-  skill.description ??= String(s.frontmatter.description).trim();
-  skill.toolName = toolNameFor(skill.name);
-  skill.dir = dir;
-  skill.root = root;
-  skill.allowedTools ??= NONE;
-  skill.requests ??= DEFAULT_REQUESTS;
-  skill.warnings ??= NONE;
-  load.skill = skill;
-  load.findings = skill.warnings;
   return load;
 }

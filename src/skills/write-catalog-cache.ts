@@ -36,7 +36,11 @@ export function writeCatalogCache(file: string, key: CatalogCacheKey, catalog: C
     const r = toRecord(f, root);
     if (r !== undefined) loads.push(r);
   }
-  const payload: CachePayload = { roots, loads };
+  // The discovery stands for every folder only when each has its record.
+  const payload: CachePayload =
+    catalog.listing !== undefined && loads.length === catalog.folders.length
+      ? { roots, loads, listing: catalog.listing }
+      : { roots, loads };
   const body = Buffer.from(JSON.stringify(payload), 'utf8');
   if (body.length > MAX_CATALOG_CACHE_BYTES) return 0;
   const header: CacheHeader = {

@@ -1,10 +1,10 @@
-import { mkdtempSync, readdirSync, statSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SETTLE_MS } from '../../src/skills/folder-load.js';
 import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
-import { repoRoot } from '../helpers/temp-dir.js';
+import { copyBundledSkills, repoRoot } from '../helpers/temp-dir.js';
 
 /** The newest status-change time of anything under `dir`. */
 function newestChange(dir: string): number {
@@ -53,4 +53,57 @@ describe('a second start over the same state folder', () => {
     expect(second.tools).toEqual(first.tools);
     expect(second.call).toEqual(first.call);
   });
+
+  it.each([
+    ['without watching', ['--no-watch']],
+    ['watching', []],
+  ])(
+    'serves the files a skill holds now when only files beside its SKILL.md changed since the cache, %s',
+    async (_, flags) => {
+      const skills = copyBundledSkills();
+      try {
+        await waitFor(
+          () => Date.now() > newestChange(skills.dir) + SETTLE_MS + 100,
+          SETTLE_MS + 5_000,
+          'settled files',
+        );
+        const state = mkdtempSync(join(tmpdir(), 'skills-mcp-state-'));
+        const serve = async (ask: (client: Connected['client']) => Promise<unknown>) => {
+          c = await connectStdio({
+            era: 'legacy',
+            args: ['--skills', skills.dir, ...flags, '--log-level', 'info'],
+            env: { SKILLS_MCP_AUDIT: join(state, 'audit.db') },
+          });
+          const answer = await ask(c.client);
+          const stderr = c.stderr();
+          await c.close();
+          c = undefined;
+          return { answer, stderr };
+        };
+        await serve((client) => client.listTools());
+        // Neither the skill file nor the skill folder's own entries change: the start takes the skill from the cache.
+        const references = join(skills.dir, 'commit-message', 'references');
+        appendFileSync(join(references, 'conventional-commits.md'), '\nOne more line.\n');
+        writeFileSync(join(references, 'examples', 'new.txt'), 'feat: a new example\n');
+        const files = (r: unknown) =>
+          (r as { structuredContent: { files: { path: string; size: number }[] } }).structuredContent.files;
+        const second = await serve(async (client) => {
+          await client.listTools();
+          return client.callTool({ name: 'commit-message', arguments: {} });
+        });
+        expect(second.stderr).toContain('"cached":4');
+        const listed = files(second.answer);
+        expect(listed.map((f) => f.path)).toContain('references/examples/new.txt');
+        expect(listed.find((f) => f.path === 'references/conventional-commits.md')?.size).toBe(
+          statSync(join(references, 'conventional-commits.md')).size,
+        );
+        const resources = await serve(async (client) => (await client.listResources()).resources);
+        expect((resources.answer as { uri: string }[]).map((r) => r.uri)).toContain(
+          'skill://commit-message/references/examples/new.txt',
+        );
+      } finally {
+        skills.cleanup();
+      }
+    },
+  );
 });

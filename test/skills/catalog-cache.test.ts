@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  existsSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -14,7 +15,9 @@ import {
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../../src/log.js';
-import { loadCatalog, type Catalog } from '../../src/skills/catalog.js';
+import { loadCatalog, loadsOf, type Catalog } from '../../src/skills/catalog.js';
+import { deferCheck } from '../../src/skills/defer-check.js';
+import type { FolderLoad } from '../../src/skills/folder-load.js';
 import { catalogCacheFile, openCatalogCache } from '../../src/skills/open-catalog-cache.js';
 import { readCatalogCache } from '../../src/skills/read-catalog-cache.js';
 import { readSkillBody } from '../../src/skills/read-skill-body.js';
@@ -48,22 +51,31 @@ const write = (rel: string, text: string) => {
   writeFileSync(join(root, rel), text);
 };
 
-/** One start: what it served, and how many folders it took from the cache unread. */
+/**
+ * One start: what it served, how many folders it took from the cache unread, and whether it took the folders to
+ * load from the cache instead of listing the root.
+ */
 function start(
   now: () => number = later,
   build = BUILD,
-): { catalog: Catalog; reused: number; problem?: string } {
+): { catalog: Catalog; reused: number; listed: boolean; problem?: string } {
   const cache = openCatalogCache({ stateDir: state, roots: [root], build, log: silentLogger() });
-  const loads = cache.take();
-  const catalog = loadCatalog([root], { reuse: loads, now });
+  const { loads, listed } = cache.take();
+  const catalog = loadCatalog([root], { reuse: loads, now, ...(listed === undefined ? {} : { listed }) });
   cache.save(catalog);
   cache.flush();
+  afterListing();
   const reused = catalog.folders.filter((f) => loads.get(f.dir) === f).length;
   const problem = readCatalogCache(catalogCacheFile(state, { build, roots: [root] }), {
     build,
     roots: [root],
   }).problem;
-  return { catalog, reused, ...(problem === undefined ? {} : { problem }) };
+  return {
+    catalog,
+    reused,
+    listed: listed !== undefined && catalog.listing === listed.stamps,
+    ...(problem === undefined ? {} : { problem }),
+  };
 }
 
 /** The catalog as a load without any cache sees it, compared field by field (instructions read from disk). */
@@ -75,6 +87,15 @@ function expectAsWithoutCache(catalog: Catalog) {
     lint: c.lint,
   });
   expect(view(catalog)).toEqual(view(fresh));
+}
+
+/**
+ * Waits until the clock has moved past the skills folder's status-change time (and its skills/ folder's), so that a
+ * test's next change to their entries is stamped anew: these starts trust stamps a real start would find too recent.
+ */
+function afterListing() {
+  afterChangeTimeOf(root);
+  if (existsSync(join(root, 'skills'))) afterChangeTimeOf(join(root, 'skills'));
 }
 
 /** Waits until the clock has moved past a file's status-change time, so the next write stamps it anew. */
@@ -228,6 +249,133 @@ describe('the catalog cache', () => {
   });
 });
 
+describe('the folders to load, from the cache', () => {
+  it('are taken from the cache while the skills folder holds the same entries', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    mkdirSync(join(root, 'not-a-skill'));
+    expect(start().listed).toBe(false);
+    const second = start();
+    expect(second.listed).toBe(true);
+    expect(second.reused).toBe(3);
+    expectAsWithoutCache(second.catalog);
+  });
+
+  it('are listed again when a skill folder is added, removed or renamed, in the root or its skills/ folder', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('skills/gamma/SKILL.md', skillMd('gamma'));
+    start();
+    expect(start().listed).toBe(true);
+    write('delta/SKILL.md', skillMd('delta'));
+    let next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'beta', 'delta', 'gamma']);
+    expectAsWithoutCache(next.catalog);
+
+    renameSync(join(root, 'skills', 'gamma'), join(root, 'skills', 'gamma2'));
+    write('skills/epsilon/SKILL.md', skillMd('epsilon'));
+    next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.get('gamma')?.dir).toBe(join(root, 'skills', 'gamma2'));
+    expectAsWithoutCache(next.catalog);
+
+    rmSync(join(root, 'beta'), { recursive: true });
+    next = start();
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'delta', 'epsilon', 'gamma']);
+    expectAsWithoutCache(next.catalog);
+  });
+
+  it('are listed again when the skills folder turns into a skill', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    start();
+    write('SKILL.md', skillMd('whole'));
+    const next = start();
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['whole']);
+    expectAsWithoutCache(next.catalog);
+  });
+
+  it('are always listed again when the skills folder holds a symlinked skill folder', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('skills/beta/SKILL.md', skillMd('beta'));
+    symlinkSync(join(root, 'skills', 'beta'), join(root, 'beta-link'));
+    start();
+    const next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.listing).toBeUndefined();
+    expectAsWithoutCache(next.catalog);
+  });
+});
+
+describe('a start that checks each skill file first and the other files after', () => {
+  /**
+   * A start as `serve` makes it: the loads taken from the cache are checked as far as their skill file, the rest of
+   * their stamps later (here at once), and the folders found changed then are read again.
+   */
+  function startInTwo() {
+    const cache = openCatalogCache({ stateDir: state, roots: [root], build: BUILD, log: silentLogger() });
+    const { loads, listed } = cache.take();
+    const unchecked: FolderLoad[] = [];
+    const first = loadCatalog([root], {
+      reuse: loads,
+      unchecked,
+      now: later,
+      ...(listed === undefined ? {} : { listed }),
+    });
+    const changed = deferCheck(unchecked).finish();
+    const catalog =
+      changed.size === 0 ? first : loadCatalog([root], { reuse: loadsOf(first), fresh: changed, now: later });
+    cache.save(catalog);
+    cache.flush();
+    afterListing();
+    return { first, unchecked, changed, catalog };
+  }
+
+  it('takes a skill whose skill file and folder are unchanged, and checks its other files before it is served', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('beta/scripts/a.py', 'print(1)\n');
+    write('gamma/SKILL.md', skillMd('gamma'));
+    write('gamma/references/guide.md', 'guide\n');
+    start();
+    // Changes the skill file and the skill folder do not show: a file grown, a file added to a subfolder.
+    writeFileSync(join(root, 'beta', 'scripts', 'a.py'), 'print(1)\nprint(2)\n');
+    afterChangeTimeOf(join(root, 'gamma', 'references'));
+    write('gamma/references/more.md', 'more\n');
+    const next = startInTwo();
+    expect(next.unchecked.map((l) => l.folderName).sort()).toEqual(['alpha', 'beta', 'gamma']);
+    // What the first answers give was checked: names, descriptions, the number of skills.
+    expect(next.first.skills.map((s) => s.name)).toEqual(['alpha', 'beta', 'gamma']);
+    expect([...next.changed].sort()).toEqual([join(root, 'beta'), join(root, 'gamma')]);
+    expect(next.catalog.get('beta')!.files.find((f) => f.path === 'scripts/a.py')!.size).toBe(18);
+    expect(next.catalog.get('gamma')!.files.map((f) => f.path)).toEqual([
+      'SKILL.md',
+      'references/guide.md',
+      'references/more.md',
+    ]);
+    expectAsWithoutCache(next.catalog);
+    // Saved as read again: the next start finds nothing changed.
+    expect(startInTwo().changed.size).toBe(0);
+  });
+
+  it('reads a folder whose skill file or own entries changed at once, not later', () => {
+    write('alpha/SKILL.md', skillMd('alpha'));
+    write('beta/SKILL.md', skillMd('beta'));
+    write('gamma/SKILL.md', skillMd('gamma'));
+    start();
+    writeFileSync(join(root, 'alpha', 'SKILL.md'), skillMd('alpha', 'Edited to another size.'));
+    write('beta/scripts/main.py', 'print(1)\n');
+    rmSync(join(root, 'gamma', 'SKILL.md'));
+    const next = startInTwo();
+    expect(next.unchecked).toEqual([]);
+    expect(next.changed.size).toBe(0);
+    expect(readSkillBody(next.first.get('alpha')!)).toContain('Edited to another size.');
+    expect(next.first.get('beta')!.kind).toBe('executable');
+    expect(next.first.skills.map((s) => s.name)).toEqual(['alpha', 'beta']);
+    expectAsWithoutCache(next.catalog);
+  });
+});
+
 describe('a catalog cache that cannot be trusted is not used', () => {
   const file = () => catalogCacheFile(state, { build: BUILD, roots: [root] });
   beforeEach(() => {
@@ -298,6 +446,23 @@ describe('a catalog cache that cannot be trusted is not used', () => {
     });
     const next = start();
     expect(next.reused).toBe(1);
+    expectAsWithoutCache(next.catalog);
+  });
+
+  it.each([
+    ['its folder', (l: { dir?: string }, outside: string) => (l.dir = outside)],
+    ['its folder name', (l: { folderName?: string }) => (l.folderName = '../outside')],
+  ])('its folders are never the candidates when one is not a plain folder of the root (%s)', (_, change) => {
+    const outside = join(t.dir, 'outside');
+    mkdirSync(outside);
+    writeFileSync(join(outside, 'SKILL.md'), skillMd('outside'));
+    forge((p) => {
+      expect(p).toHaveProperty('listing');
+      change(p.loads[1] as { dir?: string; folderName?: string }, outside);
+    });
+    const next = start();
+    expect(next.listed).toBe(false);
+    expect(next.catalog.skills.map((k) => k.name)).toEqual(['alpha', 'beta']);
     expectAsWithoutCache(next.catalog);
   });
 

@@ -22,6 +22,8 @@ export interface SkillPrompts {
  */
 export function serveSkillPrompts(server: McpServer, deps: ServerDeps): SkillPrompts {
   const excluded = new Set<string>();
+  // prompts/list shows what a skill file decides (names, descriptions): it need not wait for the catalog's check.
+  const headline = deps.headline ?? deps.catalog;
   const served = (name: string): Skill | undefined => {
     const skill = deps.catalog().byToolName(name);
     return skill === undefined || excluded.has(skill.name) ? undefined : skill;
@@ -33,8 +35,7 @@ export function serveSkillPrompts(server: McpServer, deps: ServerDeps): SkillPro
       prompts: { listChanged: low.getCapabilities().prompts?.listChanged ?? true },
     });
     low.setRequestHandler('prompts/list', () => ({
-      prompts: deps
-        .catalog()
+      prompts: headline()
         .skills.filter((s) => !excluded.has(s.name))
         .map(skillPromptEntry),
     }));
@@ -66,7 +67,7 @@ export function serveSkillPrompts(server: McpServer, deps: ServerDeps): SkillPro
     handlers = true;
   };
   const setUpIfAny = () => {
-    if (!handlers && deps.catalog().skills.length > 0) setUpHandlers();
+    if (!handlers && headline().skills.length > 0) setUpHandlers();
   };
   setUpIfAny();
   return {

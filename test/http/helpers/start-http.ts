@@ -63,6 +63,7 @@ export async function startHttp(opts: StartOptions = {}): Promise<StartedHttp> {
     log,
     debounceMs: 50,
   });
+  watcher.start();
   let release!: () => void;
   let held = new Promise<void>((r) => (release = r));
   const sessions: SessionInfo[] = [];
