@@ -13,9 +13,12 @@ export const consoleConfig = (o: { waitMs?: number; timeoutMs?: number; extra?: 
 
 const PENDING_FORM = /method="post" action="[^"]*\/approvals\/([A-Za-z0-9_-]+)"/g;
 
-/** The console's base URL, found as the person finds it: `skills-mcp console` with the server's audit path. */
-export function consoleBase(auditPath: string): string {
-  const r = runCli(['console', '--audit', auditPath]);
+/**
+ * The console's base URL, found as the person finds it: `skills-mcp console` with the server's audit path (and,
+ * for a PostgreSQL log, `env` naming the server's state folder: `XDG_STATE_HOME`).
+ */
+export function consoleBase(auditPath: string, env: Record<string, string> = {}): string {
+  const r = runCli(['console', '--audit', auditPath], { env });
   const base = /^(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)$/m.exec(r.stdout)?.[1];
   if (base === undefined) throw new Error(`skills-mcp console printed no link:\n${r.stdout}${r.stderr}`);
   return base;

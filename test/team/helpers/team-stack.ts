@@ -21,6 +21,8 @@ export interface TeamReplica {
   server: SpawnedServer;
   /** Its own SQLite audit log, unless the stack was given a shared `--audit`. */
   auditPath: string;
+  /** Its local state folder (`XDG_STATE_HOME`): with a PostgreSQL log, its run folders and console link file. */
+  stateHome: string;
 }
 
 /** Where a client's requests go: `pin` sends every request to one replica, `next` only the next one. */
@@ -54,9 +56,14 @@ export interface TeamStack {
   mint(person: string, scope?: string, audience?: string): Promise<string>;
   /**
    * A real MCP client through the balancer, answering every approval form with `decision` (default approved);
-   * `pin` sends all its requests, the first included, to one replica.
+   * `pin` sends all its requests, the first included, to one replica; `forms: false` declares no elicitation (a
+   * client that cannot show an approval form, whose approvals go to the approval console).
    */
-  connect(era: Era, token: string, o?: { decision?: string; pin?: ReplicaName }): Promise<TeamClient>;
+  connect(
+    era: Era,
+    token: string,
+    o?: { decision?: string; pin?: ReplicaName; forms?: boolean },
+  ): Promise<TeamClient>;
   /** Stops the replicas (SIGTERM), leaving the balancer and the issuer up. */
   stopReplicas(): Promise<void>;
   /** Starts a replica that exited again, on its port. */
@@ -71,14 +78,21 @@ time.sleep(float(d.get("seconds", 0)))
 print(json.dumps({"slept": d.get("seconds", 0)}))
 `;
 
+/** The approval console on every replica (never opening a browser): how long a call is held, when it times out. */
+export interface ConsoleOptions {
+  waitMs: number;
+  timeoutMs: number;
+}
+
 /**
  * The whole team set-up on loopback: a real OpenID issuer (Alice in `ops`, Bob in `dev`, Reader), three
  * `node dist/cli.js --http` replicas sharing one state key file and one config (approval mode ask, OAuth with the
- * balancer's address as the resource), and HAProxy in front. `audit` gives every replica the same `--audit` (a
- * PostgreSQL URL); otherwise each has its own SQLite log.
+ * balancer's address as the resource), each with its own state folder, and HAProxy in front. `audit` gives every
+ * replica the same `--audit` (a PostgreSQL URL); otherwise each has its own SQLite log. `console` turns the approval
+ * console on; `config` is appended to the config file (top-level keys other than `approval` and `http`).
  */
 export async function startTeamStack(
-  o: { audit?: string; env?: Record<string, string>; config?: string } = {},
+  o: { audit?: string; env?: Record<string, string>; config?: string; console?: ConsoleOptions } = {},
 ): Promise<TeamStack> {
   const idp = await startOidcIssuer(
     [
@@ -96,15 +110,21 @@ export async function startTeamStack(
   });
   const port = await freePort();
   const url = `http://127.0.0.1:${port}/mcp`;
+  const consoleLines =
+    o.console === undefined
+      ? ''
+      : '  console: true\n  console_open_browser: false\n' +
+        `  console_wait_ms: ${o.console.waitMs}\n  timeout_ms: ${o.console.timeoutMs}\n`;
   writeFileSync(
     fx.configFile,
-    `approval:\n  mode: ask\n  rules:\n    - { skill: sleeper, action: allow }\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n${o.config ?? ''}`,
+    `approval:\n  mode: ask\n${consoleLines}  rules:\n    - { skill: sleeper, action: allow }\nhttp:\n  oauth:\n    issuer: ${idp.issuer}\n    resource: ${url}\n${o.config ?? ''}`,
   );
   const stateKey = randomBytes(32).toString('hex');
   const keyFile = join(fx.dir, 'state.key');
   writeFileSync(keyFile, `${stateKey}\n`, { mode: 0o600 });
   chmodSync(keyFile, 0o600);
 
+  const stateHome = (name: ReplicaName) => join(fx.dir, name, 'state');
   const spawnReplica = async (name: ReplicaName, port: number) => {
     const server = spawnCli(
       [
@@ -118,7 +138,7 @@ export async function startTeamStack(
         '--state-key-file',
         keyFile,
       ],
-      o.env ?? {},
+      { XDG_STATE_HOME: stateHome(name), ...o.env },
     );
     await servedUrl(server);
     return server;
@@ -132,6 +152,7 @@ export async function startTeamStack(
         port,
         server: await spawnReplica(name, port),
         auditPath: join(fx.dir, name, 'audit.db'),
+        stateHome: stateHome(name),
       };
     }),
   );
@@ -159,7 +180,7 @@ export async function startTeamStack(
       tokens.push(t);
       return t;
     },
-    async connect(era, token, { decision = 'approved', pin } = {}) {
+    async connect(era, token, { decision = 'approved', pin, forms = true } = {}) {
       const routing: Routing = { served: [], ...(pin === undefined ? {} : { pin }) };
       const routed = async (input: string | URL | Request, init?: RequestInit) => {
         const headers = new Headers(init?.headers);
@@ -172,18 +193,20 @@ export async function startTeamStack(
       };
       const client = new Client(
         { name: 'team-test', version: '1.0.0' },
-        { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: era } },
+        { capabilities: forms ? { elicitation: { form: {} } } : {}, versionNegotiation: { mode: era } },
       );
       const transport = new StreamableHTTPClientTransport(new URL(url), {
         requestInit: { headers: { authorization: `Bearer ${token}` } },
         fetch: routed,
       });
       const c: TeamClient = { client, routing, asked: { count: 0 } };
-      client.setRequestHandler('elicitation/create', () => {
-        c.asked.count++;
-        c.onAsk?.();
-        return Promise.resolve({ action: 'accept', content: { decision } });
-      });
+      if (forms) {
+        client.setRequestHandler('elicitation/create', () => {
+          c.asked.count++;
+          c.onAsk?.();
+          return Promise.resolve({ action: 'accept', content: { decision } });
+        });
+      }
       await client.connect(transport);
       live.push(client);
       return c;
