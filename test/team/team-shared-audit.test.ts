@@ -1,19 +1,78 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
 import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
-import { REPLICAS, startTeamStack, textOf, type TeamStack } from './helpers/team-stack.js';
+import {
+  REPLICAS,
+  startTeamStack,
+  textOf,
+  type ReplicaName,
+  type TeamClient,
+  type TeamStack,
+} from './helpers/team-stack.js';
 
-describe('three replicas behind HAProxy writing one PostgreSQL audit log', () => {
+describe('three replicas behind HAProxy writing one PostgreSQL audit log, with the approval console on', () => {
   let a: SharedAudit;
   let s: TeamStack;
 
   beforeAll(async () => {
     a = await startSharedAudit();
-    s = await startTeamStack(a.stack);
+    // The approval console on every replica, for clients that cannot show the approval form: it holds their call
+    // until the person decides (well within the client's 60 s request timeout).
+    s = await startTeamStack({ ...a.stack, console: { waitMs: 45_000, timeoutMs: 120_000 } });
   }, 60_000);
   afterAll(async () => {
     await s?.stop();
     a?.cleanup();
   }, 30_000);
+
+  /** A replica's console link, as its person gets it: `skills-mcp console --audit postgres://…` in its state folder. */
+  const consoleOf = (name: ReplicaName) =>
+    consoleBase(a.db.writerUrl, { XDG_STATE_HOME: s.replicas.find((r) => r.name === name)!.stateHome });
+
+  /**
+   * A formless 2025-era client of `person` through the balancer, sticky on the replica that created its session,
+   * calls echo: the call is asked in the console and held there. Resolves once it is asked.
+   */
+  const heldCall = async (person: string, text: string) => {
+    const c: TeamClient = await s.connect('legacy', await s.mint(person), { forms: false });
+    const x = c.routing.served[0] as ReplicaName;
+    const last = (await a.rows()).at(-1)?.event_id ?? '0';
+    let settled = false;
+    const result = c.client.callTool({ name: 'echo', arguments: { text } });
+    // Handled here too, so a test failing before it awaits the result leaves no unhandled rejection.
+    result.then(
+      () => (settled = true),
+      () => (settled = true),
+    );
+    const asked = await waitFor('the approval to be asked', async () =>
+      (await a.rows(`type = 'approval_requested' AND event_id > $1`, [last])).at(0),
+    );
+    expect(JSON.parse(asked.payload)).toMatchObject({ channel: 'console' });
+    return { c, x, callId: asked.call_id!, result, settled: () => settled };
+  };
+
+  /** The console page of `callId`'s approval, once the console at `base` lists it (from the views shared). */
+  const approvalPage = (base: string, callId: string) =>
+    waitFor(
+      'the approval on the console',
+      async () => {
+        for (const l of await pendingLinks(base)) {
+          if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
+        }
+        return undefined;
+      },
+      30_000,
+    );
+
+  /** Another replica than `x`: the next in order. */
+  const nextAfter = (x: ReplicaName) => REPLICAS[(REPLICAS.indexOf(x) + 1) % REPLICAS.length]!;
+  const pidOf = (name: ReplicaName) => s.replicas.find((r) => r.name === name)!.server.proc.pid!;
+  const eventsOf = async (callId: string) =>
+    (await a.rows('call_id = $1', [callId])).map((e) => ({
+      type: e.type,
+      payload: JSON.parse(e.payload) as Record<string, unknown>,
+    }));
 
   it('completes a 2026-07-28 approval whose retry the balancer sends to another replica', async () => {
     const alice = await s.connect('auto', await s.mint('alice'));
@@ -54,6 +113,79 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(bob.asked.count).toBe(1);
   });
+
+  it("completes a call held on one replica when the person approves it in another replica's console", async () => {
+    const held = await heldCall('alice', 'approved in another console');
+    const y = nextAfter(held.x);
+    const link = await approvalPage(consoleOf(y), held.callId);
+    // Y's page shows what X asks: the input value, who called, and the process that holds the call.
+    const page = (await rawRequest(link)).body;
+    expect(page).toContain('approved in another console');
+    expect(page).toContain('by <code>alice</code>');
+    expect(page).toContain(`(pid ${pidOf(held.x)})`);
+    // The request is still held, waiting for the person.
+    expect(held.settled()).toBe(false);
+    expect((await postDecision(link, 'approved')).status).toBe(303);
+
+    const r = await held.result;
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(r.structuredContent).toEqual({ echo: { text: 'approved in another console' }, ok: true });
+    expect(r._meta?.['skills-mcp/call_id']).toBe(held.callId);
+    // Every request of the session, the held one included, was answered by X.
+    expect(new Set(held.c.routing.served)).toEqual(new Set([held.x]));
+    expect(held.c.asked.count).toBe(0);
+    const ev = await eventsOf(held.callId);
+    expect(ev.map((e) => e.type)).toEqual([
+      'tool_call_requested',
+      'policy_decided',
+      'approval_requested',
+      'approval_decided',
+      'tool_call_started',
+      'tool_call_finished',
+    ]);
+    expect(ev[0]!.payload.caller).toEqual({ issuer: s.idp.issuer, subject: 'alice' });
+    expect(ev[3]!.payload).toMatchObject({
+      decision: 'approved',
+      reason: 'user',
+      channel: 'console',
+      approver: { kind: 'console' },
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(ev.at(-1)!.payload).toMatchObject({ status: 'ok' });
+    const v = a.verify();
+    expect(v.code, v.stderr).toBe(0);
+  }, 60_000);
+
+  it("hands a call held on one replica the refusal made in another replica's console, and starts nothing", async () => {
+    const held = await heldCall('bob', 'denied in another console');
+    const y = nextAfter(held.x);
+    const link = await approvalPage(consoleOf(y), held.callId);
+    expect(held.settled()).toBe(false);
+    expect((await postDecision(link, 'denied')).status).toBe(303);
+
+    const r = await held.result;
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(/denied|did not approve|refused/i);
+    expect(r._meta?.['skills-mcp/code']).toBe('APPROVAL_DENIED');
+    expect(new Set(held.c.routing.served)).toEqual(new Set([held.x]));
+    const ev = await eventsOf(held.callId);
+    expect(ev.map((e) => e.type)).toEqual([
+      'tool_call_requested',
+      'policy_decided',
+      'approval_requested',
+      'approval_decided',
+      'tool_call_finished',
+    ]);
+    expect(ev[0]!.payload.caller).toEqual({ issuer: s.idp.issuer, subject: 'bob' });
+    expect(ev[3]!.payload).toMatchObject({
+      decision: 'denied',
+      channel: 'console',
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
+    expect(ev.at(-1)!.payload).toMatchObject({ status: 'denied' });
+    const v = a.verify();
+    expect(v.code, v.stderr).toBe(0);
+  }, 60_000);
 
   it('refuses runs with a clear error while PostgreSQL is down, writes nothing half, and resumes after its restart', async () => {
     const alice = await s.connect('auto', await s.mint('alice'));
@@ -100,7 +232,8 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
     expect(v.code, v.stderr).toBe(0);
   }, 60_000);
 
-  it('keeps tokens, the state key and the database passwords out of every log and the audit store', async () => {
+  it('keeps tokens, the state key, the console secrets and the database passwords out of every log and the audit store', async () => {
+    const consoleSecrets = REPLICAS.map((r) => new URL(consoleOf(r)).pathname.split('/')[1]!);
     await s.stopReplicas();
     const secrets = [
       ...s.tokens,
@@ -109,6 +242,7 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log', () =>
       Buffer.from(s.stateKey, 'hex').toString('base64'),
       a.db.writer.password,
       a.db.owner.password,
+      ...consoleSecrets,
     ];
     const stored = (await a.rows()).map((e) => `${e.call_id ?? ''} ${e.payload}`).join('\n');
     expect(stored.length).toBeGreaterThan(1000);
