@@ -60,10 +60,6 @@ export interface McpEndpoint {
   modernSessions(): SessionInfo[];
 }
 
-/** The request with its AuthInfo attached where the SDK's Node adapters look for it (`req.auth`). */
-const withAuth = (req: IncomingMessage, auth: RequestAuth | undefined): IncomingMessage =>
-  auth === undefined ? req : Object.assign(req, { auth: auth.info });
-
 const parseJson = (text: string): unknown => {
   try {
     return text === '' ? undefined : (JSON.parse(text) as unknown);
@@ -181,7 +177,7 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       const abort = new AbortController();
       const request = webRequestOf(req, abort.signal);
       if (await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))
-        return sessions.handle(withAuth(req, auth), res, body, auth);
+        return sessions.handle(req, res, body, auth);
       // Aborted when the client goes away before the answer is written (as the SDK's Node adapter does).
       let finished = false;
       res.once('close', () => {
