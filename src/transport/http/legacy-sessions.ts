@@ -111,6 +111,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     res.once('close', () => {
       if (!finished) abort.abort();
     });
+    if (res.destroyed) abort.abort();
     const response = await s.transport.handleRequest(webRequestOf(req, abort.signal), {
       ...(auth === undefined ? {} : { authInfo: auth.info }),
       ...(body === undefined ? {} : { parsedBody: body }),
