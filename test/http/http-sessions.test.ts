@@ -1,9 +1,25 @@
+import { request, type IncomingMessage } from 'node:http';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { connectClient } from './helpers/connect-client.js';
 import { MCP_HEADERS, openRawSession, rawRequest } from './helpers/raw-request.js';
 import { startHttp, type StartedHttp } from './helpers/start-http.js';
 
 const LIST_TOOLS = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+/** Waiting for a condition (not a timing assertion): generous for a loaded CI machine. */
+const WAIT = { timeout: 10_000, interval: 50 };
+
+/** Opens a session's GET stream; resolves with the response once its head arrived, and the request to cut it. */
+const openStream = (url: string, id: string) =>
+  new Promise<{ res: IncomingMessage; cut: () => void }>((resolve, reject) => {
+    const req = request(url, {
+      method: 'GET',
+      headers: { ...legacyHeaders(id), accept: 'text/event-stream' },
+    });
+    req.on('response', (res) => resolve({ res, cut: () => req.destroy() }));
+    req.on('error', reject);
+    req.end();
+  });
+
 const legacyHeaders = (id: string) => ({
   ...MCP_HEADERS,
   'mcp-session-id': id,
@@ -50,6 +66,25 @@ describe('legacy sessions', () => {
     const after = await rawRequest(srv.url, { method: 'POST', headers: legacyHeaders(id), body: LIST_TOOLS });
     expect(after.status).toBe(404);
     expect(srv.ended).toEqual([{ id, reason: 'client_closed' }]);
+  });
+
+  it("sends a GET stream's head at once, and frees the session's stream when its client goes away", async () => {
+    srv = await startHttp();
+    const id = await openRawSession(srv.url);
+    const first = await openStream(srv.url, id);
+    expect(first.res.statusCode).toBe(200);
+    expect(first.res.headers['content-type']).toContain('text/event-stream');
+    // One GET stream per session: a second is refused while the first is open.
+    const busy = await openStream(srv.url, id);
+    expect(busy.res.statusCode).toBe(409);
+    busy.cut();
+    first.cut();
+    // Once the server sees the client gone, the session takes a new stream (no event needed to notice).
+    await vi.waitFor(async () => {
+      const again = await openStream(srv!.url, id);
+      again.cut();
+      expect(again.res.statusCode).toBe(200);
+    }, WAIT);
   });
 
   it('expires sessions idle past the limit, even one holding an idle GET stream, and keeps an active one', async () => {

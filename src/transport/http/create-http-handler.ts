@@ -125,7 +125,8 @@ export function createHttpHandler(
       );
       return;
     }
-    const path = new URL(req.url ?? '/', 'http://localhost').pathname;
+    // The endpoint's own path needs no parsing (nearly every request); anything else is parsed as a URL.
+    const path = req.url === '/mcp' ? '/mcp' : new URL(req.url ?? '/', 'http://localhost').pathname;
     if (path === '/mcp') return mcp(req, res);
     if (path === '/healthz') return healthz(req, res);
     if (deps.protectedResource?.serves(path) === true) return deps.protectedResource.reply(req, res);

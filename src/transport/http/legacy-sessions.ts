@@ -1,13 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { NodeStreamableHTTPServerTransport } from '@modelcontextprotocol/node';
-import { isInitializeRequest, type McpServer } from '@modelcontextprotocol/server';
+import {
+  isInitializeRequest,
+  WebStandardStreamableHTTPServerTransport,
+  type McpServer,
+} from '@modelcontextprotocol/server';
 import type { Logger } from '../../log.js';
 import { callerOf } from '../../mcp/auth-info.js';
 import type { SessionInfo } from '../../runner/session.js';
 import type { RequestAuth } from './bearer-auth.js';
 import { httpSession, type SessionEndListener, type SessionEndReason } from './http-session.js';
 import { replyJsonRpcError } from './reply.js';
+import { webRequestOf } from './web-request-of.js';
+import { writeWebResponse } from './write-web-response.js';
 
 export interface LegacySessionsOptions {
   build: (session: SessionInfo) => McpServer;
@@ -45,7 +50,7 @@ export interface LegacySessions {
 interface Session {
   info: SessionInfo;
   principal: string | undefined;
-  transport: NodeStreamableHTTPServerTransport;
+  transport: WebStandardStreamableHTTPServerTransport;
   server: McpServer;
   /** Who opened it: the principal (or none) and the peer address. */
   client: string;
@@ -78,7 +83,18 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     await ended(s, reason, why);
   };
 
-  const serve = async (s: Session, req: IncomingMessage, res: ServerResponse, body: unknown) => {
+  /**
+   * Serves one request of the session through the SDK's web-standard session transport, as its Node wrapper would:
+   * a client that goes away aborts the request and cancels the answer's stream; an event stream's head goes out
+   * after one turn without an event (at once for a GET stream, which may wait long for its first).
+   */
+  const serve = async (
+    s: Session,
+    req: IncomingMessage,
+    res: ServerResponse,
+    body: unknown,
+    auth: RequestAuth | undefined,
+  ) => {
     s.lastSeen = now();
     if (req.method !== 'GET') {
       s.open++;
@@ -90,7 +106,18 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
       s.streams++;
       res.once('close', () => s.streams--);
     }
-    await s.transport.handleRequest(req, res, body);
+    const abort = new AbortController();
+    let finished = false;
+    res.once('close', () => {
+      if (!finished) abort.abort();
+    });
+    if (res.destroyed) abort.abort();
+    const response = await s.transport.handleRequest(webRequestOf(req, abort.signal), {
+      ...(auth === undefined ? {} : { authInfo: auth.info }),
+      ...(body === undefined ? {} : { parsedBody: body }),
+    });
+    await writeWebResponse(res, response, abort.signal, req.method === 'GET' ? 'now' : 'next-turn');
+    finished = true;
   };
 
   /**
@@ -124,7 +151,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     }
     const id = randomUUID();
     const info = httpSession(principal, id, callerOf(auth?.info));
-    const transport = new NodeStreamableHTTPServerTransport({ sessionIdGenerator: () => id });
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: () => id });
     const server = opts.build(info);
     const s: Session = { info, principal, client, transport, server, open: 0, streams: 0, lastSeen: now() };
     transport.onclose = () => {
@@ -133,7 +160,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
     };
     await server.connect(transport);
     sessions.set(id, s);
-    await serve(s, req, res, body);
+    await serve(s, req, res, body, auth);
     if (transport.sessionId === undefined) {
       // The initialize was refused (bad version, malformed): no session came into being.
       sessions.delete(id);
@@ -155,7 +182,7 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
       // A session is only visible to the principal that opened it: another token gets the same 404 as a stranger.
       if (s === undefined || s.principal !== principal)
         return replyJsonRpcError(res, 404, -32001, 'Session not found');
-      await serve(s, req, res, body);
+      await serve(s, req, res, body, auth);
     },
     has(id, principal) {
       const s = sessions.get(id);

@@ -1,5 +1,4 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { toNodeHandler, toWebRequest, type NodeIncomingMessageLike } from '@modelcontextprotocol/node';
 import {
   createMcpHandler,
   isLegacyRequest,
@@ -13,7 +12,10 @@ import type { SessionInfo } from '../../runner/session.js';
 import type { RequestAuth } from './bearer-auth.js';
 import { httpSession } from './http-session.js';
 import type { LegacySessions } from './legacy-sessions.js';
-import { replyJsonRpcError } from './reply.js';
+import { readRequestBody } from './read-request-body.js';
+import { replyJson, replyJsonRpcError } from './reply.js';
+import { webRequestOf } from './web-request-of.js';
+import { writeWebResponse } from './write-web-response.js';
 
 export interface McpEndpointOptions {
   /** An instance for a session; `tool`: the request calls that tool and nothing else (see `SkillsServer.build`). */
@@ -58,21 +60,20 @@ export interface McpEndpoint {
   modernSessions(): SessionInfo[];
 }
 
-/** Node's `method?: string` vs the SDK's `method?: string` under exactOptionalPropertyTypes: the same object. */
-const nodeLike = (req: IncomingMessage) => req as NodeIncomingMessageLike;
-
-/** The request with its AuthInfo attached where the SDK's Node adapters look for it (`req.auth`). */
-const withAuth = (req: IncomingMessage, auth: RequestAuth | undefined): IncomingMessage =>
-  auth === undefined ? req : Object.assign(req, { auth: auth.info });
-
-const isTooLarge = (err: unknown) => err instanceof Error && err.name === 'RequestBodyTooLargeError';
-
 const parseJson = (text: string): unknown => {
   try {
     return text === '' ? undefined : (JSON.parse(text) as unknown);
   } catch {
     return undefined;
   }
+};
+
+/** The JSON-RPC id an adapter-made error echoes (as the SDK's Node adapter does): a single request's, else null. */
+const echoableId = (body: unknown): string | number | null => {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return null;
+  const { method, id } = body as { method?: unknown; id?: unknown };
+  if (typeof method !== 'string') return null;
+  return typeof id === 'string' || typeof id === 'number' ? id : null;
 };
 
 const isRequest = (m: unknown) => typeof m === 'object' && m !== null && 'method' in m && 'id' in m;
@@ -116,27 +117,43 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
     (ctx) => opts.build(session(ctx.authInfo), ctx.requestInfo && calling.get(ctx.requestInfo)),
     { legacy: 'reject', maxRequestBodySize: maxBodyBytes, onerror },
   );
-  const serveModern = toNodeHandler(
-    {
-      fetch: (request, options) => {
-        const tool = toolCalled(options?.parsedBody);
-        if (tool !== undefined) calling.set(request, tool);
-        return modern.fetch(request, options);
-      },
-    },
-    { maxRequestBodySize: maxBodyBytes, onerror },
-  );
+
+  /** Serves a modern request as the SDK's `toNodeHandler` would, from the request already read and parsed. */
+  const serveModern = async (
+    request: Request,
+    res: ServerResponse,
+    body: unknown,
+    auth: RequestAuth | undefined,
+    settled: () => void,
+  ) => {
+    const tool = toolCalled(body);
+    if (tool !== undefined) calling.set(request, tool);
+    let response: Response;
+    try {
+      response = await modern.fetch(request, {
+        ...(auth === undefined ? {} : { authInfo: auth.info }),
+        ...(body === undefined ? {} : { parsedBody: body }),
+      });
+    } catch (err) {
+      onerror(err instanceof Error ? err : new Error(String(err)));
+      settled();
+      return replyJson(res, 500, {
+        jsonrpc: '2.0',
+        error: { code: -32603, message: 'Internal server error' },
+        id: echoableId(body),
+      });
+    }
+    await writeWebResponse(res, response, request.signal);
+    settled();
+  };
 
   return {
     notify: modern.notify,
     close: () => modern.close(),
     modernSessions: () => [...seen.values()],
     async handle(req, res, auth, admit) {
-      let request: Request;
-      try {
-        request = await toWebRequest(nodeLike(req), undefined, { maxRequestBodySize: maxBodyBytes });
-      } catch (err) {
-        if (!isTooLarge(err)) throw err;
+      const text = await readRequestBody(req, maxBodyBytes);
+      if (text === undefined) {
         log.warn({ limit: maxBodyBytes }, 'request body too large');
         return replyJsonRpcError(
           res,
@@ -148,8 +165,8 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
           },
         );
       }
-      const isPost = request.method === 'POST';
-      const body = isPost ? parseJson(await request.text()) : undefined;
+      const isPost = req.method === 'POST';
+      const body = isPost ? parseJson(text) : undefined;
       const startsWork = Array.isArray(body) ? body.some(isRequest) : isRequest(body);
       const refusal = admit?.({ method: methodOf(body), startsWork });
       if (refusal !== undefined)
@@ -157,10 +174,18 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
       // The SDK classifies an empty or non-JSON POST as legacy; with the body parsed once, it reads nothing again.
       if (isPost && body === undefined)
         return replyJsonRpcError(res, 400, -32700, 'Parse error: the body is not JSON');
+      const abort = new AbortController();
+      const request = webRequestOf(req, abort.signal);
       if (await isLegacyRequest(request, body, { maxRequestBodySize: maxBodyBytes }))
-        return sessions.handle(withAuth(req, auth), res, body, auth);
+        return sessions.handle(req, res, body, auth);
+      // Aborted when the client goes away before the answer is written (as the SDK's Node adapter does).
+      let finished = false;
+      res.once('close', () => {
+        if (!finished) abort.abort();
+      });
+      if (res.destroyed) abort.abort();
       // The principal travels as the client id; the token itself is not handed on to handlers.
-      return serveModern(nodeLike(withAuth(req, auth)), res, body);
+      return serveModern(request, res, body, auth, () => (finished = true));
     },
   };
 }
