@@ -60,6 +60,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
         headersTimeoutMs: config.http.headers_timeout_ms,
         requestTimeoutMs: config.http.request_timeout_ms,
         maxInFlightPerClient: config.http.max_in_flight_per_client,
+        maxListenStreamsPerClient: config.http.max_listen_streams_per_client,
         maxSessions: config.http.max_sessions,
         maxSessionsPerClient: config.http.max_sessions_per_client,
         sessionIdleMs: config.http.session_idle_ms,

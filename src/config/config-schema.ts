@@ -262,7 +262,7 @@ export const ConfigSchema = z.strictObject({
         .min(1)
         .default(1024)
         .describe(
-          'Open connections at once (kept under half the open-file limit). At the cap, the oldest connection that has not yet sent a whole request is closed.',
+          'Open connections at once (kept under half the open-file limit). At the cap, the oldest connection that has not yet sent a whole request is closed; one client (token, or peer address without a token) holds at most three quarters of them.',
         ),
       headers_timeout_ms: z
         .number()
@@ -283,6 +283,14 @@ export const ConfigSchema = z.strictObject({
         .default(64)
         .describe(
           'Requests being served at once per client (legacy session, token, or peer address without a token); more get 429.',
+        ),
+      max_listen_streams_per_client: z
+        .number()
+        .int()
+        .min(1)
+        .default(32)
+        .describe(
+          'subscriptions/listen streams (2026-07-28 clients) open at once per client (token, or peer address without a token); more get 429.',
         ),
       max_sessions: z
         .number()

@@ -5,27 +5,48 @@ import type { Logger } from '../../log.js';
 /** Caps open connections, so no client can spend the process's file descriptors. */
 export interface ConnectionBudget {
   /**
-   * Marks a connection as serving a client that proved itself (the token, or without one a whole request read):
-   * it is no longer among the first to go.
+   * Marks a connection as serving `client` (the token's principal, or without a token the peer address), which
+   * proved itself (the token, or without one a whole request read): it is no longer among the first to go.
    */
-  trust(socket: Socket): void;
+  trust(socket: Socket, client: string): void;
   open(): number;
 }
 
 /**
  * Keeps at most `max` connections open. When a new one arrives at the cap, the oldest connection that has not yet
- * proved itself (a valid token, or without one a whole request read) is closed to make room; only when every open
- * connection is serving someone is the newcomer closed instead. So sockets that dawdle over their headers or body
- * (which Node also reaps at `headersTimeout` / `requestTimeout`) cannot lock out a client that talks promptly.
+ * proved itself (a valid token, or without one a whole request read) is closed to make room, so sockets that dawdle
+ * over their headers or body (which Node also reaps at `headersTimeout` / `requestTimeout`) cannot lock out a client
+ * that talks promptly; only when every open connection serves someone is the newcomer closed instead. No client
+ * holds more than three quarters of the cap: past that, its own oldest connection is closed, so one client holding
+ * long-lived streams cannot lock out the others (nor can a stranger close anyone's connections by arriving).
  */
 export function createConnectionBudget(server: Server, max: number, log: Logger): ConnectionBudget {
   const live = new Set<Socket>();
   /** Live sockets without an admitted request, oldest first. */
   const untrusted = new Set<Socket>();
+  /** Each client's trusted sockets, oldest first; and whose each socket is. */
+  const byClient = new Map<string, Set<Socket>>();
+  const owner = new Map<Socket, string>();
+  /** The most connections one client may hold. */
+  const share = Math.max(1, Math.floor((max * 3) / 4));
   let warned = false;
+  /** Clients told about (once each, while they hold connections). */
+  const warnedClients = new Set<string>();
+  const disown = (socket: Socket) => {
+    const client = owner.get(socket);
+    if (client === undefined) return;
+    owner.delete(socket);
+    const held = byClient.get(client);
+    held?.delete(socket);
+    if (held?.size === 0) {
+      byClient.delete(client);
+      warnedClients.delete(client);
+    }
+  };
   const drop = (socket: Socket) => {
     live.delete(socket);
     untrusted.delete(socket);
+    disown(socket);
   };
   server.on('connection', (socket: Socket) => {
     if (live.size >= max) {
@@ -33,10 +54,10 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
         log.warn({ max }, 'connection limit reached: closing connections that have not sent a request');
         warned = true;
       }
-      const oldest = untrusted.values().next();
-      if (oldest.done === true) return void socket.destroy();
-      drop(oldest.value);
-      oldest.value.destroy();
+      const oldest = untrusted.values().next().value;
+      if (oldest === undefined) return void socket.destroy();
+      drop(oldest);
+      oldest.destroy();
     }
     live.add(socket);
     untrusted.add(socket);
@@ -46,7 +67,25 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
     });
   });
   return {
-    trust: (socket) => void untrusted.delete(socket),
+    trust: (socket, client) => {
+      if (!live.has(socket) || owner.get(socket) === client) return;
+      untrusted.delete(socket);
+      disown(socket);
+      owner.set(socket, client);
+      let held = byClient.get(client);
+      if (held === undefined) byClient.set(client, (held = new Set()));
+      held.add(socket);
+      if (held.size <= share) return;
+      const oldest = held.values().next().value!;
+      drop(oldest);
+      oldest.destroy();
+      if (warnedClients.has(client)) return;
+      warnedClients.add(client);
+      log.warn(
+        { client, share },
+        'a client holds its share of the connection limit: closing its oldest connections',
+      );
+    },
     open: () => live.size,
   };
 }

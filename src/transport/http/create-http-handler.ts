@@ -13,6 +13,8 @@ export interface HttpHandlerDeps {
   endpoint: McpEndpoint;
   sessions: LegacySessions;
   limiter: ConcurrencyLimiter;
+  /** Open `subscriptions/listen` streams per client (token, or peer address without one). */
+  listenStreams: ConcurrencyLimiter;
   /** Host/Origin guard; answers 403 itself and returns false. */
   guard: (req: IncomingMessage, res: ServerResponse) => boolean;
   /** The static token or OAuth check; undefined when neither is configured (loopback only). */
@@ -21,7 +23,7 @@ export interface HttpHandlerDeps {
   protectedResource?: ProtectedResource;
   /** True once shutdown began: new work gets 503. */
   stopping: () => boolean;
-  /** Told when a connection has delivered an admitted request. */
+  /** Told when a connection has delivered an admitted request, and whose it is. */
   connections?: Pick<ConnectionBudget, 'trust'>;
   /** Whether `/healthz` shows counts to a caller without a token when no token is configured. */
   healthDetails?: boolean;
@@ -39,20 +41,27 @@ const TOO_MANY: Refusal = {
   headers: { 'retry-after': '1' },
 };
 
+const TOO_MANY_STREAMS: Refusal = {
+  status: 429,
+  message: 'Too many subscriptions/listen streams open for this client: close one first',
+  headers: { 'retry-after': '5' },
+};
+
 /**
  * The request pipeline. Every path first passes the Host/Origin guard (400 malformed Host, 403). `/healthz`: status
  * for anyone, counts only with the token (or, without a token configured, when `healthDetails` is on). With OAuth,
  * `/.well-known/oauth-protected-resource[/…]`: the metadata, for anyone. `/mcp`: token (401; with OAuth also 403
  * without the read scope, 503 while the issuer cannot be reached) → shutting down (503, except live legacy
- * sessions) → method (405) → body read (bounded by the server's request timeout) → per-client concurrency (429) →
- * the dual-era endpoint. A request only counts against its client
+ * sessions) → method (405) → body read (bounded by the server's request timeout) → per-client concurrency, or for
+ * a `subscriptions/listen` stream the per-client number of open streams (429) → the dual-era endpoint. A request
+ * only counts against its client
  * once its body is in, so slow senders hold nobody's slots. Unexpected errors are logged with a reference id; the
  * client only sees the id.
  */
 export function createHttpHandler(
   deps: HttpHandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
-  const { endpoint, sessions, limiter, log } = deps;
+  const { endpoint, sessions, limiter, listenStreams, log } = deps;
 
   const healthz = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -74,10 +83,14 @@ export function createHttpHandler(
     return typeof sid === 'string' && sessions.has(sid, principal);
   };
 
-  const clientKey = (req: IncomingMessage, principal: string | undefined) => {
-    if (hasLiveSession(req, principal)) return `session:${String(req.headers['mcp-session-id'])}`;
-    return principal !== undefined ? `principal:${principal}` : `peer:${req.socket.remoteAddress ?? '?'}`;
-  };
+  /** Who is asking: the token's principal, or the peer address without a token. */
+  const ownerKey = (req: IncomingMessage, principal: string | undefined) =>
+    principal !== undefined ? `principal:${principal}` : `peer:${req.socket.remoteAddress ?? '?'}`;
+
+  const clientKey = (req: IncomingMessage, principal: string | undefined) =>
+    hasLiveSession(req, principal)
+      ? `session:${String(req.headers['mcp-session-id'])}`
+      : ownerKey(req, principal);
 
   const mcp = async (req: IncomingMessage, res: ServerResponse) => {
     let auth: RequestAuth | undefined;
@@ -91,7 +104,7 @@ export function createHttpHandler(
       }
       auth = checked.auth;
       // A token holder is not a stranger: its connection is no longer among the first closed at the cap.
-      deps.connections?.trust(req.socket);
+      deps.connections?.trust(req.socket, ownerKey(req, auth.principal));
     }
     // While shutting down, only live legacy sessions get through (their calls may wait on the client's answers).
     const principal = auth?.principal;
@@ -103,14 +116,20 @@ export function createHttpHandler(
       // While shutting down, answers and notifications (e.g. to an elicitation) still reach running calls.
       if (lateArrival && startsWork)
         return { status: 503, message: 'Server is shutting down', headers: { connection: 'close' } };
-      deps.connections?.trust(req.socket);
-      // A listen stream stays open for the life of the client; its number is bounded by the handler itself.
-      if (req.method !== 'POST' || method === 'subscriptions/listen') return undefined;
-      const key = clientKey(req, principal);
-      const release = limiter.tryAcquire(key);
+      deps.connections?.trust(req.socket, ownerKey(req, principal));
+      if (req.method !== 'POST') return undefined;
+      // A listen stream stays open for the life of the client: it counts against the client's open streams instead.
+      const listen = method === 'subscriptions/listen';
+      const key = listen ? ownerKey(req, principal) : clientKey(req, principal);
+      const release = (listen ? listenStreams : limiter).tryAcquire(key);
       if (release === undefined) {
-        log.warn({ client: key }, 'request refused: too many requests in flight');
-        return TOO_MANY;
+        log.warn(
+          { client: key },
+          listen
+            ? 'request refused: too many listen streams open'
+            : 'request refused: too many requests in flight',
+        );
+        return listen ? TOO_MANY_STREAMS : TOO_MANY;
       }
       res.once('close', release);
       return undefined;

@@ -10,6 +10,12 @@ export interface HttpLimits {
    * one token are one client, so the default leaves room for a small team.
    */
   maxInFlightPerClient: number;
+  /**
+   * `subscriptions/listen` streams (2026-07-28 era) open at once per client (token, or peer address without one);
+   * more get 429. Each stays open as long as its client keeps it, so without a cap one client could hold every
+   * connection the server has.
+   */
+  maxListenStreamsPerClient: number;
   /** Legacy sessions open at once; a new `initialize` past it gets 503. */
   maxSessions: number;
   /** Legacy sessions per client (token and peer address); past it, the client's least recently used idle one is closed. */
@@ -24,7 +30,8 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /**
    * Connections open at once. At the cap, the oldest connection that has not yet delivered a whole, authenticated
-   * request is closed for the newcomer. Also kept under half the process's open-file limit.
+   * request is closed for the newcomer. One client holds at most three quarters of them (past that, its own oldest
+   * is closed). Also kept under half the process's open-file limit.
    */
   maxConnections: number;
   /** `/healthz` reports session and in-flight counts to callers without a token (no token configured). */
@@ -37,6 +44,7 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   maxBodyBytes: 4 * 1024 * 1024,
   maxHeaderBytes: 16 * 1024,
   maxInFlightPerClient: 64,
+  maxListenStreamsPerClient: 32,
   maxSessions: 1000,
   maxSessionsPerClient: 100,
   sessionIdleMs: 30 * 60 * 1000,

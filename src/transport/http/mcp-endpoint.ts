@@ -17,6 +17,12 @@ import { replyJson, replyJsonRpcError } from './reply.js';
 import { webRequestOf } from './web-request-of.js';
 import { writeWebResponse } from './write-web-response.js';
 
+/** A body read that failed because the connection closed (reset, or ended before the declared length). */
+const clientLeft = (err: unknown): boolean => {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ECONNRESET' || code === 'ERR_STREAM_PREMATURE_CLOSE';
+};
+
 export interface McpEndpointOptions {
   /** An instance for a session; `tool`: the request calls that tool and nothing else (see `SkillsServer.build`). */
   build: (session: SessionInfo, tool?: string) => McpServer;
@@ -152,7 +158,14 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
     close: () => modern.close(),
     modernSessions: () => [...seen.values()],
     async handle(req, res, auth, admit) {
-      const text = await readRequestBody(req, maxBodyBytes);
+      let text;
+      try {
+        text = await readRequestBody(req, maxBodyBytes);
+      } catch (err) {
+        // The client went away before its body was in: nobody is left to answer.
+        if (!clientLeft(err)) throw err;
+        return void log.debug({ err }, 'client left before its request body was in');
+      }
       if (text === undefined) {
         log.warn({ limit: maxBodyBytes }, 'request body too large');
         return replyJsonRpcError(

@@ -126,6 +126,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
   });
   const reclaimer = createMemoryReclaimer({ idleMs: limits.reclaimIdleMs, log });
   const limiter = createConcurrencyLimiter(limits.maxInFlightPerClient, reclaimer);
+  const listenStreams = createConcurrencyLimiter(limits.maxListenStreamsPerClient);
   let stopping = false;
   const server = createServer({
     maxHeaderSize: limits.maxHeaderBytes,
@@ -144,6 +145,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     endpoint,
     sessions,
     limiter,
+    listenStreams,
     guard: createRequestGuard({
       host,
       allowedHosts: [...(opts.allowedHosts ?? []), ...(resourceHost === undefined ? [] : [resourceHost])],
