@@ -262,7 +262,7 @@ export const ConfigSchema = z.strictObject({
         .min(1)
         .default(1024)
         .describe(
-          'Open connections at once (kept under half the open-file limit). At the cap, the oldest connection that has not yet sent a whole request is closed; one client (token, or peer address without a token) holds at most three quarters of them.',
+          'Open connections at once (kept under half the open-file limit). At the cap, the oldest connection that has not yet sent a whole request is closed, else the oldest of the client (token, or peer address without a token) holding the most; one client holds at most three quarters of them.',
         ),
       headers_timeout_ms: z
         .number()

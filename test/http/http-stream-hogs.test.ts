@@ -129,4 +129,23 @@ describe('clients that hold long-lived streams', () => {
     }
     expect(streams.slice(3).filter((st) => st.socket.destroyed)).toHaveLength(0);
   });
+  it('keeps serving a newcomer when several peers together hold every connection', async () => {
+    // No token: four local "clients" (source addresses 127.0.0.10–13), each within its own limits, fill the cap.
+    s = await startHttp({ limits: { maxConnections: 12, maxListenStreamsPerClient: 3 } });
+    const url = s.url;
+    for (const from of ['127.0.0.10', '127.0.0.11', '127.0.0.12', '127.0.0.13'])
+      for (let i = 0; i < 3; i++) streams.push(openListen(url, from));
+    expect(new Set(await Promise.all(streams.map((st) => st.status)))).toEqual(new Set([200]));
+    expect(s.http.stats().connections).toBe(12);
+
+    // At the cap the newcomer closes the oldest stream of the client holding the most, and is served.
+    const list = await rawRequest(url, { method: 'POST', headers: modern('tools/list'), body: TOOLS_LIST });
+    expect(list.status).toBe(200);
+    expect(list.body).toContain('markdown-toc');
+    expect((await rawRequest(url.replace(/\/mcp$/, '/healthz'))).status).toBe(200);
+    await vi.waitFor(() => expect(streams.filter((st) => st.socket.destroyed).length).toBeGreaterThan(0), {
+      timeout: 5000,
+      interval: 50,
+    });
+  });
 });

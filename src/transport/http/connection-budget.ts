@@ -16,9 +16,9 @@ export interface ConnectionBudget {
  * Keeps at most `max` connections open. When a new one arrives at the cap, the oldest connection that has not yet
  * proved itself (a valid token, or without one a whole request read) is closed to make room, so sockets that dawdle
  * over their headers or body (which Node also reaps at `headersTimeout` / `requestTimeout`) cannot lock out a client
- * that talks promptly; only when every open connection serves someone is the newcomer closed instead. No client
- * holds more than three quarters of the cap: past that, its own oldest connection is closed, so one client holding
- * long-lived streams cannot lock out the others (nor can a stranger close anyone's connections by arriving).
+ * that talks promptly. When every open connection serves someone, the oldest connection of the client holding the
+ * most is closed instead: at the cap, the biggest holder makes room. And no client holds more than three quarters
+ * of the cap: past that, its own oldest connection is closed.
  */
 export function createConnectionBudget(server: Server, max: number, log: Logger): ConnectionBudget {
   const live = new Set<Socket>();
@@ -32,6 +32,12 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
   let warned = false;
   /** Clients told about (once each, while they hold connections). */
   const warnedClients = new Set<string>();
+  /** The oldest connection of the client holding the most. */
+  const biggestHoldersOldest = (): Socket | undefined => {
+    let most: Set<Socket> | undefined;
+    for (const held of byClient.values()) if (held.size > (most?.size ?? 0)) most = held;
+    return most?.values().next().value;
+  };
   const disown = (socket: Socket) => {
     const client = owner.get(socket);
     if (client === undefined) return;
@@ -51,13 +57,16 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
   server.on('connection', (socket: Socket) => {
     if (live.size >= max) {
       if (!warned) {
-        log.warn({ max }, 'connection limit reached: closing connections that have not sent a request');
+        log.warn(
+          { max },
+          'connection limit reached: closing connections that have not sent a request, else those of the client holding the most',
+        );
         warned = true;
       }
-      const oldest = untrusted.values().next().value;
-      if (oldest === undefined) return void socket.destroy();
-      drop(oldest);
-      oldest.destroy();
+      const victim = untrusted.values().next().value ?? biggestHoldersOldest();
+      if (victim === undefined) return void socket.destroy();
+      drop(victim);
+      victim.destroy();
     }
     live.add(socket);
     untrusted.add(socket);

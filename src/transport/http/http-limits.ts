@@ -30,8 +30,8 @@ export interface HttpLimits {
   headersTimeoutMs: number;
   /**
    * Connections open at once. At the cap, the oldest connection that has not yet delivered a whole, authenticated
-   * request is closed for the newcomer. One client holds at most three quarters of them (past that, its own oldest
-   * is closed). Also kept under half the process's open-file limit.
+   * request is closed for the newcomer, else the oldest of the client holding the most. One client holds at most
+   * three quarters of them (past that, its own oldest is closed). Also kept under half the process's open-file limit.
    */
   maxConnections: number;
   /** `/healthz` reports session and in-flight counts to callers without a token (no token configured). */
