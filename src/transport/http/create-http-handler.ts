@@ -8,6 +8,7 @@ import type { LegacySessions } from './legacy-sessions.js';
 import type { McpEndpoint, Refusal } from './mcp-endpoint.js';
 import type { ProtectedResource } from './protected-resource.js';
 import { replyJson, replyJsonRpcError } from './reply.js';
+import { createThrottledWarn } from './throttled-warn.js';
 
 export interface HttpHandlerDeps {
   endpoint: McpEndpoint;
@@ -62,6 +63,8 @@ export function createHttpHandler(
   deps: HttpHandlerDeps,
 ): (req: IncomingMessage, res: ServerResponse) => void {
   const { endpoint, sessions, limiter, listenStreams, log } = deps;
+  // Refusals are the client's doing: a client repeating them gets a log line per window, not one per request.
+  const refusal = createThrottledWarn(log);
 
   const healthz = async (req: IncomingMessage, res: ServerResponse) => {
     if (req.method !== 'GET' && req.method !== 'HEAD')
@@ -99,7 +102,7 @@ export function createHttpHandler(
       if (!checked.ok) {
         const { status, message, headers, reason } = checked.refusal;
         if (reason !== undefined)
-          log.warn({ peer: req.socket.remoteAddress, reason }, 'request refused: token');
+          refusal({ peer: req.socket.remoteAddress, reason }, 'request refused: token');
         return replyJsonRpcError(res, status, -32001, message, headers);
       }
       auth = checked.auth;
@@ -123,7 +126,7 @@ export function createHttpHandler(
       const key = listen ? ownerKey(req, principal) : clientKey(req, principal);
       const release = (listen ? listenStreams : limiter).tryAcquire(key);
       if (release === undefined) {
-        log.warn(
+        refusal(
           { client: key },
           listen
             ? 'request refused: too many listen streams open'
@@ -138,7 +141,7 @@ export function createHttpHandler(
 
   const route = async (req: IncomingMessage, res: ServerResponse) => {
     if (!deps.guard(req, res)) {
-      log.warn(
+      refusal(
         { host: String(req.headers.host).slice(0, 200), origin: String(req.headers.origin).slice(0, 200) },
         'request refused: Host or Origin not allowed',
       );

@@ -14,6 +14,7 @@ import { httpSession } from './http-session.js';
 import type { LegacySessions } from './legacy-sessions.js';
 import { readRequestBody } from './read-request-body.js';
 import { replyJson, replyJsonRpcError } from './reply.js';
+import { createThrottledWarn } from './throttled-warn.js';
 import { webRequestOf } from './web-request-of.js';
 import { writeWebResponse } from './write-web-response.js';
 
@@ -109,6 +110,7 @@ const methodOf = (body: unknown): string | undefined =>
  */
 export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
   const { log, sessions, maxBodyBytes } = opts;
+  const warnRefused = createThrottledWarn(log);
   const onerror = (err: Error) => log.debug({ err }, 'mcp request rejected');
   const seen = new Map<string, SessionInfo>();
   const session = (auth: AuthInfo | undefined) => {
@@ -167,7 +169,7 @@ export function createMcpEndpoint(opts: McpEndpointOptions): McpEndpoint {
         return void log.debug({ err }, 'client left before its request body was in');
       }
       if (text === undefined) {
-        log.warn({ limit: maxBodyBytes }, 'request body too large');
+        warnRefused({ limit: maxBodyBytes }, 'request body too large');
         return replyJsonRpcError(
           res,
           413,
