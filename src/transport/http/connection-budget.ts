@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Logger } from '../../log.js';
+import { createThrottledWarn } from './throttled-warn.js';
 
 /** Caps open connections, so no client can spend the process's file descriptors. */
 export interface ConnectionBudget {
@@ -30,8 +31,7 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
   /** The most connections one client may hold. */
   const share = Math.max(1, Math.floor((max * 3) / 4));
   let warned = false;
-  /** Clients told about (once each, while they hold connections). */
-  const warnedClients = new Set<string>();
+  const warnShare = createThrottledWarn(log);
   /** The oldest connection of the client holding the most. */
   const biggestHoldersOldest = (): Socket | undefined => {
     let most: Set<Socket> | undefined;
@@ -44,10 +44,7 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
     owner.delete(socket);
     const held = byClient.get(client);
     held?.delete(socket);
-    if (held?.size === 0) {
-      byClient.delete(client);
-      warnedClients.delete(client);
-    }
+    if (held?.size === 0) byClient.delete(client);
   };
   const drop = (socket: Socket) => {
     live.delete(socket);
@@ -88,11 +85,9 @@ export function createConnectionBudget(server: Server, max: number, log: Logger)
       const oldest = held.values().next().value!;
       drop(oldest);
       oldest.destroy();
-      if (warnedClients.has(client)) return;
-      warnedClients.add(client);
-      log.warn(
+      warnShare(
         { client, share },
-        'a client holds its share of the connection limit: closing its oldest connections',
+        'a client holds its share of the connection limit: closing its oldest connection',
       );
     },
     open: () => live.size,

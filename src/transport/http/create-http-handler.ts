@@ -55,9 +55,8 @@ const TOO_MANY_STREAMS: Refusal = {
  * without the read scope, 503 while the issuer cannot be reached) → shutting down (503, except live legacy
  * sessions) → method (405) → body read (bounded by the server's request timeout) → per-client concurrency, or for
  * a `subscriptions/listen` stream the per-client number of open streams (429) → the dual-era endpoint. A request
- * only counts against its client
- * once its body is in, so slow senders hold nobody's slots. Unexpected errors are logged with a reference id; the
- * client only sees the id.
+ * only counts against its client once its body is in, so slow senders hold nobody's slots. Refusals are logged
+ * throttled; unexpected errors with a reference id, which is all the client sees.
  */
 export function createHttpHandler(
   deps: HttpHandlerDeps,
