@@ -1,9 +1,7 @@
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
-import { startTeam, textOf, tool, type Team } from './helpers/team.js';
+import { startTeam, textOf, tool, runOutputs, type Team } from './helpers/team.js';
 
 // Two real server processes, one PostgreSQL log, one state key: a modern-era (2026-07-28) approval asked on
 // replica A is completed by its retry on replica B, which finds the pending approval in the log, claims it by
@@ -28,14 +26,7 @@ const lastAsked = async (requestState: string | undefined) => {
 const runsOf = (ev: ExportedEvent[], callId: string) =>
   ev.filter((e) => e.call_id === callId && e.type === 'tool_call_started').length;
 
-/** The files runs left in a replica's call folders. */
-function outputs(replica: string): string[] {
-  const runs = join(team.fx.dir, `state-${replica}`, 'skills-mcp', 'runs');
-  if (!existsSync(runs)) return [];
-  return readdirSync(runs, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => e.name);
-}
+const outputs = (replica: string) => runOutputs(team, replica);
 
 beforeAll(async () => {
   team = await startTeam('approval:\n  mode: ask\n');

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendOrderedPgEvents } from '../../src/audit/postgres/append-pg-events.js';
@@ -8,10 +8,10 @@ import { openPgPool } from '../../src/audit/postgres/open-pg-pool.js';
 import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { summarizeInput } from '../../src/gate/index.js';
 import { csrfOf, postDecision, rawRequest } from '../console/helpers/raw-request.js';
-import { pendingLinks } from '../console/helpers/console-server.js';
-import { runCli } from '../helpers/run-cli.js';
-import { waitFor } from '../team/helpers/shared-audit.js';
-import { startTeam, TOKEN, type Team } from './helpers/team.js';
+import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { approvalLink, waitFor } from '../team/helpers/shared-audit.js';
+import { consoleConfig, echo, formlessClient } from './helpers/formless-client.js';
+import { startTeam, type Team } from './helpers/team.js';
 
 // What "any replica's console decides the console approvals waiting on the others" does against someone who can
 // write to the database without the state key, against a crowd of waiting approvals and against a console page left
@@ -19,34 +19,11 @@ import { startTeam, TOKEN, type Team } from './helpers/team.js';
 // clients that declare no elicitation, A's console link as its person gets it. The only skill run is the fixture's
 // `echo` (prints its input), in the sandbox.
 
-const CONSOLE = (o: { waitMs: number; timeoutMs: number }) =>
-  'approval:\n  mode: ask\n  console: true\n  console_open_browser: false\n' +
-  `  console_wait_ms: ${o.waitMs}\n  timeout_ms: ${o.timeoutMs}\n`;
-
 let team: Team;
 let urls: Record<'a' | 'b' | 'c', string>;
 const clients: Client[] = [];
-
-async function formlessClient(url: string, era: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
-  const client = new Client(
-    { name: 'formless', version: '1.0.0' },
-    { capabilities: {}, versionNegotiation: { mode: era } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
-
-type ToolResult = Awaited<ReturnType<Client['callTool']>>;
-function echo(client: Client, text: string): Promise<ToolResult> {
-  const r = client.callTool({ name: 'echo', arguments: { text } }, { timeout: 180_000 });
-  r.catch(() => undefined);
-  return r;
-}
+/** Calls here may wait for a person longer than the client's default request timeout. */
+const CALL_TIMEOUT_MS = 180_000;
 
 /** The call id of the call whose input is `{text}` (other than `except`), once its approval was asked. */
 const callOf = (text: string, ms = 15_000, except: string[] = []) => {
@@ -70,27 +47,8 @@ const callOf = (text: string, ms = 15_000, except: string[] = []) => {
   );
 };
 
-function consoleOf(name: string): string {
-  const r = runCli(['console', '--audit', team.db.writerUrl], {
-    env: { XDG_STATE_HOME: team.stateHome(name) },
-  });
-  const base = /^(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)$/m.exec(r.stdout)?.[1];
-  if (base === undefined) throw new Error(`skills-mcp console printed no link:\n${r.stdout}${r.stderr}`);
-  return base;
-}
-
-/** A's console link to the approval of `callId`, once A's index lists it. */
-const linkOnA = (base: string, callId: string, ms = 15_000) =>
-  waitFor(
-    "the approval on A's console",
-    async () => {
-      for (const l of await pendingLinks(base)) {
-        if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
-      }
-      return undefined;
-    },
-    ms,
-  );
+/** A replica's console link, as its person gets it: `skills-mcp console` with that replica's state folder. */
+const consoleOf = (name: string) => consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome(name) });
 
 const ofCall = (ev: ExportedEvent[], callId: string) => ev.filter((e) => e.call_id === callId);
 const stateKey = () => readFileSync(join(team.fx.dir, 'state.key'), 'utf8').trim();
@@ -113,12 +71,12 @@ const bytesRead = (pid: number): number =>
   Number(/^rchar: (\d+)$/m.exec(readFileSync(`/proc/${pid}/io`, 'utf8'))![1]);
 
 beforeAll(async () => {
-  team = await startTeam(CONSOLE({ waitMs: 30_000, timeoutMs: 120_000 }));
+  team = await startTeam(consoleConfig({ waitMs: 30_000, timeoutMs: 120_000 }));
   const [a, b, c] = await Promise.all([
     team.start('a'),
     team.start('b'),
     // C: a replica whose approvals expire sooner (a config being rolled out, or simply another team's settings).
-    team.start('c', undefined, { config: CONSOLE({ waitMs: 1_000, timeoutMs: 25_000 }) }),
+    team.start('c', undefined, { config: consoleConfig({ waitMs: 1_000, timeoutMs: 25_000 }) }),
   ]);
   urls = { a: a.url, b: b.url, c: c.url };
 }, 90_000);
@@ -129,9 +87,9 @@ afterAll(async () => {
 
 describe('the shared approval console against database writers, crowds and open pages', () => {
   it('runs nothing on B for a decision written without the state key', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const text = 'forged-decision canary';
-    const result = echo(client, text);
+    const result = echo(client, text, CALL_TIMEOUT_MS);
     const callId = await callOf(text);
     const ev = ofCall(await team.events(), callId);
     const asked = ev.find((e) => e.type === 'approval_requested')!;
@@ -170,9 +128,9 @@ describe('the shared approval console against database writers, crowds and open 
   });
 
   it('answers a held call at once with a refusal written without the state key (a refusal can only refuse)', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const text = 'unsigned refusal canary';
-    const result = echo(client, text);
+    const result = echo(client, text, CALL_TIMEOUT_MS);
     const callId = await callOf(text);
     const asked = ofCall(await team.events(), callId).find((e) => e.type === 'approval_requested')!;
     // As a peer's lease sweep writes them for a dead replica's calls: unsigned.
@@ -192,9 +150,9 @@ describe('the shared approval console against database writers, crowds and open 
 
   it('closes unrun, at its timeout, a call whose decision was written without the state key', async () => {
     // Held on C (approvals time out after 25 s; the request answers "pending" after 1 s).
-    const client = await formlessClient(urls.c);
+    const client = await formlessClient(urls.c, clients);
     const text = 'forged decision on c';
-    expect((await echo(client, text))._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+    expect((await echo(client, text, CALL_TIMEOUT_MS))._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const callId = await callOf(text);
     const asked = ofCall(await team.events(), callId).find((e) => e.type === 'approval_requested')!;
     await asDatabaseWriter(asked.session_id, callId, {
@@ -213,7 +171,7 @@ describe('the shared approval console against database writers, crowds and open 
     expect(end.payload).toMatchObject({ status: 'denied', error_code: 'APPROVAL_DENIED' });
     expect(ofCall(await team.events(), callId).some((e) => e.type === 'tool_call_started')).toBe(false);
     // As after any timeout, the same request again is a new call, asked anew; nothing ran.
-    const retry = await echo(client, text);
+    const retry = await echo(client, text, CALL_TIMEOUT_MS);
     expect(retry._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     expect(retry._meta?.['skills-mcp/call_id']).not.toBe(callId);
     expect(retry.isError).toBe(true);
@@ -226,9 +184,9 @@ describe('the shared approval console against database writers, crowds and open 
 
   it('applies no session grant written without the state key: the same request on another replica is asked again', async () => {
     // A 2026-07-28 client on C: its session is its principal on every replica. Its call waits (console), "pending".
-    const onC = await formlessClient(urls.c, 'auto');
+    const onC = await formlessClient(urls.c, clients, 'auto');
     const text = 'forged grant canary';
-    expect((await echo(onC, text))._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+    expect((await echo(onC, text, CALL_TIMEOUT_MS))._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const x = await callOf(text);
     const asked = ofCall(await team.events(), x).find((e) => e.type === 'approval_requested')!;
     // "Approve for this session", forged into the principal's session on C.
@@ -241,8 +199,8 @@ describe('the shared approval console against database writers, crowds and open 
     });
     // The same request on B (a new call there): B reads the principal's grants from the log before it; a grant
     // would run it at once. It is asked instead.
-    const onB = await formlessClient(urls.b, 'auto');
-    const elsewhere = echo(onB, text);
+    const onB = await formlessClient(urls.b, clients, 'auto');
+    const elsewhere = echo(onB, text, CALL_TIMEOUT_MS);
     const y = await callOf(text, 15_000, [x]);
     const ev = await team.events();
     expect(ofCall(ev, y).map((e) => e.type)).toEqual([
@@ -255,7 +213,7 @@ describe('the shared approval console against database writers, crowds and open 
     ).toHaveLength(0);
     expect(team.servers[1]!.stderr()).toContain('ignored a session grant whose MAC does not verify');
     // Deny Y on A so that it does not linger.
-    expect((await postDecision(await linkOnA(consoleOf('a'), y), 'denied')).status).toBe(303);
+    expect((await postDecision(await approvalLink(consoleOf('a'), y), 'denied')).status).toBe(303);
     const r = await elsewhere;
     expect(r.isError).toBe(true);
     expect(JSON.stringify(r.structuredContent ?? null)).not.toContain(text);
@@ -263,19 +221,19 @@ describe('the shared approval console against database writers, crowds and open 
   }, 60_000);
 
   it('shows no view whose sealed card a database writer moved to another call id', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const zText = 'tamper source zebra';
     const wText = 'tamper target walrus';
-    const z = echo(client, zText);
+    const z = echo(client, zText, CALL_TIMEOUT_MS);
     const zId = await callOf(zText);
-    const w = echo(client, wText);
+    const w = echo(client, wText, CALL_TIMEOUT_MS);
     const wId = await callOf(wText);
     const base = consoleOf('a');
-    await linkOnA(base, zId);
-    await linkOnA(base, wId);
+    await approvalLink(base, zId);
+    await approvalLink(base, wId);
     // Fresh console state on A is not possible without a restart; so tamper with a third call A has not read yet.
     const vText = 'tamper target vole';
-    const v = echo(client, vText);
+    const v = echo(client, vText, CALL_TIMEOUT_MS);
     const vId = await callOf(vText);
     await waitFor('V shared', async () =>
       team.pg.superuser(team.db.database, async (c) =>
@@ -308,15 +266,15 @@ describe('the shared approval console against database writers, crowds and open 
   });
 
   it('does not spend on B an approval made on A for a 2026-07-28 call kept on C', async () => {
-    const onC = await formlessClient(urls.c, 'auto');
+    const onC = await formlessClient(urls.c, clients, 'auto');
     const text = 'retry lands elsewhere';
-    const first = await echo(onC, text);
+    const first = await echo(onC, text, CALL_TIMEOUT_MS);
     expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const x = await callOf(text);
-    expect((await postDecision(await linkOnA(consoleOf('a'), x), 'approved')).status).toBe(303);
+    expect((await postDecision(await approvalLink(consoleOf('a'), x), 'approved')).status).toBe(303);
     // The model sends exactly the same request (same principal, same session) to B: a new call, asked anew.
-    const onB = await formlessClient(urls.b, 'auto');
-    const elsewhere = echo(onB, text);
+    const onB = await formlessClient(urls.b, clients, 'auto');
+    const elsewhere = echo(onB, text, CALL_TIMEOUT_MS);
     await sleep(3_000);
     const ev = await team.events();
     const digest = summarizeInput({ text }).input_sha256;
@@ -337,14 +295,14 @@ describe('the shared approval console against database writers, crowds and open 
     expect(ev.filter((e) => e.type === 'tool_call_started' && calls.includes(e.call_id!))).toHaveLength(0);
     // The retry on C runs X, once.
     const r = await waitFor('the retry on C to run X', async () => {
-      const retry = await echo(onC, text);
+      const retry = await echo(onC, text, CALL_TIMEOUT_MS);
       return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
     });
     expect(r._meta?.['skills-mcp/call_id']).toBe(x);
     expect(r.isError).toBeFalsy();
     expect(ofCall(await team.events(), x).filter((e) => e.type === 'tool_call_started')).toHaveLength(1);
     // Y is still asked: deny it on A so it does not linger.
-    expect((await postDecision(await linkOnA(consoleOf('a'), y), 'denied')).status).toBe(303);
+    expect((await postDecision(await approvalLink(consoleOf('a'), y), 'denied')).status).toBe(303);
     await elsewhere;
   }, 60_000);
 
@@ -353,11 +311,11 @@ describe('the shared approval console against database writers, crowds and open 
     let linkX: string;
 
     it('shows X, waiting on B, on A', async () => {
-      const client = await formlessClient(urls.b);
+      const client = await formlessClient(urls.b, clients);
       const text = 'victim X on b';
-      void echo(client, text);
+      void echo(client, text, CALL_TIMEOUT_MS);
       victimX = await callOf(text);
-      linkX = await linkOnA(consoleOf('a'), victimX);
+      linkX = await approvalLink(consoleOf('a'), victimX);
       expect((await rawRequest(linkX)).body).toContain('name="csrf"');
     });
 
@@ -365,8 +323,8 @@ describe('the shared approval console against database writers, crowds and open 
       // 7 legacy sessions × 15 waiting approvals on C (per_session 16): each request answers "pending" after 1 s.
       const floods: Promise<unknown>[] = [];
       for (let s = 0; s < 7; s++) {
-        const c = await formlessClient(urls.c);
-        for (let i = 0; i < 15; i++) floods.push(echo(c, `crowd ${s}-${i}`));
+        const c = await formlessClient(urls.c, clients);
+        for (let i = 0; i < 15; i++) floods.push(echo(c, `crowd ${s}-${i}`, CALL_TIMEOUT_MS));
       }
       await Promise.all(floods);
       const rowsOnC = await team.pg.superuser(team.db.database, async (c) =>
@@ -380,7 +338,7 @@ describe('the shared approval console against database writers, crowds and open 
       await rawRequest(base);
       const page = (await rawRequest(linkX)).body;
       // X is listed (the listed slots are taken in turn from each session), under the same card.
-      expect(await linkOnA(base, victimX)).toBe(linkX);
+      expect(await approvalLink(base, victimX)).toBe(linkX);
       expect(ofCall(await team.events(), victimX).some((e) => e.type === 'approval_decided')).toBe(false);
       expect(page, 'A shows X as no longer waiting while it still waits on B').not.toContain(
         'no longer waiting: decided or closed elsewhere',
@@ -389,14 +347,14 @@ describe('the shared approval console against database writers, crowds and open 
     });
 
     it('lists a new approval asked on B while 100+ others wait elsewhere, and says how many are not listed', async () => {
-      const client = await formlessClient(urls.b);
+      const client = await formlessClient(urls.b, clients);
       const text = 'victim Y on b';
-      void echo(client, text);
+      void echo(client, text, CALL_TIMEOUT_MS);
       const y = await callOf(text);
       // It shows up (its session gets a listed slot however many the crowd's sessions have), and the page says that
       // some waiting approvals are not listed.
       const base = consoleOf('a');
-      const found = await linkOnA(base, y, 6_000).catch(() => undefined);
+      const found = await approvalLink(base, y, 6_000).catch(() => undefined);
       const index = (await rawRequest(base)).body;
       expect(found !== undefined || /not (shown|listed)|more waiting/i.test(index)).toBe(true);
       expect(found).toBeDefined();
@@ -417,7 +375,7 @@ describe('the shared approval console against database writers, crowds and open 
         45_000,
       );
       // X never stopped waiting on B: the same card, still decidable.
-      const again = await linkOnA(base, victimX);
+      const again = await approvalLink(base, victimX);
       expect(again).toBe(linkX);
       const page = await rawRequest(linkX);
       expect(page.status).toBe(200);
@@ -426,57 +384,61 @@ describe('the shared approval console against database writers, crowds and open 
     }, 60_000);
   });
 
-  it('does not re-read or re-open the sealed views on each console page view', async () => {
-    // 20 waiting approvals on B with ~3 MB of input each (4 sessions × 5; per_session_bytes is 16 MiB).
-    const big = (n: number) => `${n}`.padEnd(3_000_000, 'x');
-    const held: Promise<unknown>[] = [];
-    for (let s = 0; s < 4; s++) {
-      const c = await formlessClient(urls.b);
-      for (let i = 0; i < 5; i++) held.push(echo(c, big(s * 5 + i)));
-    }
-    await waitFor(
-      'the 20 big views to be shared',
-      async () =>
-        team.pg.superuser(team.db.database, async (c) => {
-          const n = Number(
-            (
-              await c.query<{ n: string }>(
-                'SELECT count(*) AS n FROM skills_mcp.pending_views ' +
-                  'WHERE octet_length(sealed) + coalesce(octet_length(sealed_input), 0) > 2000000',
-              )
-            ).rows[0]?.n,
-          );
-          return n >= 20 ? true : undefined;
-        }),
-      60_000,
-    );
-    const base = consoleOf('a');
-    await rawRequest(base); // first look: opening each once is fair
-    // From now on no card in the database opens: a page view that fetched and opened them again would lose all 20.
-    await team.pg.superuser(team.db.database, (c) =>
-      c.query(`UPDATE skills_mcp.pending_views SET sealed = sealed || '\\x00'::bytea`),
-    );
-    // What one open console tab does (it re-fetches the page every 2 s): each view a look of its own (one a second
-    // at most), none of which reads the 60 MB of input held in the database (bytes A read, sockets included).
-    const pid = team.servers[0]!.proc.pid!;
-    const before = bytesRead(pid);
-    for (let i = 0; i < 5; i++) {
-      await sleep(1_100);
-      expect((await rawRequest(base)).status).toBe(200);
-    }
-    const read = bytesRead(pid) - before;
-    expect(read, `A read ${read} bytes serving 5 console page views`).toBeLessThan(3_000_000);
-    // The 20 are listed on A, and the page of one shows its whole input (read for that page only).
-    const size = `${Buffer.byteLength(JSON.stringify({ text: big(0) }))} bytes`;
-    const links = await pendingLinks(base);
-    const cards = await Promise.all(links.map(async (l) => (await rawRequest(l)).body));
-    expect(cards.filter((c) => c.includes(size))).toHaveLength(20);
-    const one = /calls\/([0-9a-f-]{36})/.exec(cards.find((c) => c.includes(size))!)![1]!;
-    const full = (await rawRequest(`${base}calls/${one}`)).body;
-    expect(full).toContain('Full input (waiting for your decision)');
-    expect(full).toContain(`${'x'.repeat(1_000)}`);
-    void held;
-  }, 180_000);
+  it(
+    'does not re-read or re-open the sealed views on each console page view',
+    async () => {
+      // 20 waiting approvals on B with ~3 MB of input each (4 sessions × 5; per_session_bytes is 16 MiB).
+      const big = (n: number) => `${n}`.padEnd(3_000_000, 'x');
+      const held: Promise<unknown>[] = [];
+      for (let s = 0; s < 4; s++) {
+        const c = await formlessClient(urls.b, clients);
+        for (let i = 0; i < 5; i++) held.push(echo(c, big(s * 5 + i)));
+      }
+      await waitFor(
+        'the 20 big views to be shared',
+        async () =>
+          team.pg.superuser(team.db.database, async (c) => {
+            const n = Number(
+              (
+                await c.query<{ n: string }>(
+                  'SELECT count(*) AS n FROM skills_mcp.pending_views ' +
+                    'WHERE octet_length(sealed) + coalesce(octet_length(sealed_input), 0) > 2000000',
+                )
+              ).rows[0]?.n,
+            );
+            return n >= 20 ? true : undefined;
+          }),
+        60_000,
+      );
+      const base = consoleOf('a');
+      await rawRequest(base); // first look: opening each once is fair
+      // From now on no card in the database opens: a page view that fetched and opened them again would lose all 20.
+      await team.pg.superuser(team.db.database, (c) =>
+        c.query(`UPDATE skills_mcp.pending_views SET sealed = sealed || '\\x00'::bytea`),
+      );
+      // What one open console tab does (it re-fetches the page every 2 s): each view a look of its own (one a second
+      // at most), none of which reads the 60 MB of input held in the database (bytes A read, sockets included).
+      const pid = team.servers[0]!.proc.pid!;
+      const before = bytesRead(pid);
+      for (let i = 0; i < 5; i++) {
+        await sleep(1_100);
+        expect((await rawRequest(base)).status).toBe(200);
+      }
+      const read = bytesRead(pid) - before;
+      expect(read, `A read ${read} bytes serving 5 console page views`).toBeLessThan(3_000_000);
+      // The 20 are listed on A, and the page of one shows its whole input (read for that page only).
+      const size = `${Buffer.byteLength(JSON.stringify({ text: big(0) }))} bytes`;
+      const links = await pendingLinks(base);
+      const cards = await Promise.all(links.map(async (l) => (await rawRequest(l)).body));
+      expect(cards.filter((c) => c.includes(size))).toHaveLength(20);
+      const one = /calls\/([0-9a-f-]{36})/.exec(cards.find((c) => c.includes(size))!)![1]!;
+      const full = (await rawRequest(`${base}calls/${one}`)).body;
+      expect(full).toContain('Full input (waiting for your decision)');
+      expect(full).toContain(`${'x'.repeat(1_000)}`);
+      void held;
+    },
+    CALL_TIMEOUT_MS,
+  );
 });
 
 void csrfOf;

@@ -1,62 +1,25 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { csrfOf, postDecision, rawRequest } from '../console/helpers/raw-request.js';
-import { pendingLinks } from '../console/helpers/console-server.js';
-import { runCli } from '../helpers/run-cli.js';
-import { waitFor } from '../team/helpers/shared-audit.js';
-import { startTeam, TOKEN, type Team } from './helpers/team.js';
+import { consoleBase } from '../console/helpers/console-server.js';
+import { approvalLink, waitFor } from '../team/helpers/shared-audit.js';
+import { consoleConfig, echo, formlessClient, type ToolResult } from './helpers/formless-client.js';
+import { startTeam, type Team } from './helpers/team.js';
 
 // Two real server processes on one PostgreSQL log, each with its approval console. A 2025-era client that cannot
 // show an approval form is served by replica B, which asks through its console and holds the tool call. The person
 // opens replica A's console (its link as a person gets it: `skills-mcp console` in A's state folder), sees B's call
 // there with its input, and decides it; B learns of the decision from the log and runs the call (or refuses it).
-const CONSOLE = (o: { waitMs: number; timeoutMs: number }) =>
-  'approval:\n  mode: ask\n  console: true\n  console_open_browser: false\n' +
-  `  console_wait_ms: ${o.waitMs}\n  timeout_ms: ${o.timeoutMs}\n`;
-
 let team: Team;
 let urls: Record<'a' | 'b' | 'c' | 'd', string>;
 const clients: Client[] = [];
 
-/**
- * An MCP client that declares no elicitation: its approvals go to the server's console. 2025-era by default (a
- * session of its own on that replica); `auto`: 2026-07-28, whose session is the token's principal on every replica.
- */
-async function formlessClient(url: string, era: 'legacy' | 'auto' = 'legacy'): Promise<Client> {
-  const client = new Client(
-    { name: 'formless', version: '1.0.0' },
-    { capabilities: {}, versionNegotiation: { mode: era } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
-  clients.push(client);
-  return client;
-}
-
-type ToolResult = Awaited<ReturnType<Client['callTool']>>;
-
-/** A tool call that waits for a person; handled here too, so a test failing before it awaits it leaves no rejection. */
-function echo(client: Client, text: string): Promise<ToolResult> {
-  const r = client.callTool({ name: 'echo', arguments: { text } });
-  r.catch(() => undefined);
-  return r;
-}
 const textOf = (r: ToolResult) =>
   (r.content as { type: string; text?: string }[]).map((c) => c.text ?? '').join('\n');
 
 /** A replica's console link, as its person gets it: `skills-mcp console` with that replica's state folder. */
-function consoleOf(name: string): string {
-  const r = runCli(['console', '--audit', team.db.writerUrl], {
-    env: { XDG_STATE_HOME: team.stateHome(name) },
-  });
-  const base = /^(http:\/\/127\.0\.0\.1:\d+\/[A-Za-z0-9_-]+\/)$/m.exec(r.stdout)?.[1];
-  if (base === undefined) throw new Error(`skills-mcp console printed no link:\n${r.stdout}${r.stderr}`);
-  return base;
-}
+const consoleOf = (name: string) => consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome(name) });
 
 const seen = new Set<string>();
 /** The call id of the next approval asked (calls are made one after the other). */
@@ -65,15 +28,6 @@ const askedCall = () =>
     const asked = (await team.events()).find((e) => e.type === 'approval_requested' && !seen.has(e.call_id!));
     if (asked !== undefined) seen.add(asked.call_id!);
     return asked?.call_id ?? undefined;
-  });
-
-/** A's console link to the approval of `callId`, once A's console lists it (it reads the views B shared). */
-const linkOnA = (base: string, callId: string) =>
-  waitFor("the approval on A's console", async () => {
-    for (const l of await pendingLinks(base)) {
-      if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
-    }
-    return undefined;
   });
 
 /** How many shared views of `callId` the database holds. */
@@ -92,14 +46,14 @@ const viewRows = (callId: string) =>
 const ofCall = (ev: ExportedEvent[], callId: string) => ev.filter((e) => e.call_id === callId);
 
 beforeAll(async () => {
-  team = await startTeam(CONSOLE({ waitMs: 30_000, timeoutMs: 120_000 }));
+  team = await startTeam(consoleConfig({ waitMs: 30_000, timeoutMs: 120_000 }));
   const [a, b, c, d] = await Promise.all([
     team.start('a'),
     team.start('b'),
     // C gives up on an approval after 3 s: a decision made on A after that finds the call closed.
-    team.start('c', undefined, { config: CONSOLE({ waitMs: 1_000, timeoutMs: 3_000 }) }),
+    team.start('c', undefined, { config: consoleConfig({ waitMs: 1_000, timeoutMs: 3_000 }) }),
     // D holds a tool call 1 s, then answers "pending"; the approval itself waits a minute.
-    team.start('d', undefined, { config: CONSOLE({ waitMs: 1_000, timeoutMs: 60_000 }) }),
+    team.start('d', undefined, { config: consoleConfig({ waitMs: 1_000, timeoutMs: 60_000 }) }),
   ]);
   urls = { a: a.url, b: b.url, c: c.url, d: d.url };
 }, 90_000);
@@ -110,11 +64,11 @@ afterAll(async () => {
 
 describe("replica A's approval console decides a call waiting on replica B (one PostgreSQL log)", () => {
   it('runs the call on B once the person approves it in A’s console, recorded once with channel console', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const result = echo(client, 'approved on a');
     const callId = await askedCall();
     const base = consoleOf('a');
-    const link = await linkOnA(base, callId);
+    const link = await approvalLink(base, callId);
     // A shows what B's console shows: the input values too (they are not in the audit log).
     const page = (await rawRequest(link)).body;
     expect(page).toContain('approved on a');
@@ -153,10 +107,10 @@ describe("replica A's approval console decides a call waiting on replica B (one 
   });
 
   it('hands B’s waiting call the refusal when A denies it, and runs nothing', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const result = echo(client, 'denied on a');
     const callId = await askedCall();
-    const link = await linkOnA(consoleOf('a'), callId);
+    const link = await approvalLink(consoleOf('a'), callId);
     expect((await postDecision(link, 'denied')).status).toBe(303);
     const r = await result;
     expect(r.isError).toBe(true);
@@ -176,12 +130,12 @@ describe("replica A's approval console decides a call waiting on replica B (one 
   });
 
   it('stops the session on B with "deny and stop" from A: its other waiting call is closed and later calls refused', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const first = echo(client, 'stop from a');
     const firstId = await askedCall();
     const second = echo(client, 'also waiting');
     const secondId = await askedCall();
-    const link = await linkOnA(consoleOf('a'), firstId);
+    const link = await approvalLink(consoleOf('a'), firstId);
     expect((await postDecision(link, 'abort')).status).toBe(303);
     const [r1, r2] = await Promise.all([first, second]);
     expect(r1.isError).toBe(true);
@@ -201,12 +155,12 @@ describe("replica A's approval console decides a call waiting on replica B (one 
   });
 
   it('runs the call on the retry after "pending" when A approved it while no request waited on D', async () => {
-    const client = await formlessClient(urls.d);
+    const client = await formlessClient(urls.d, clients);
     const first = await echo(client, 'approved between calls');
     expect(first.isError).toBe(true);
     expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const callId = await askedCall();
-    expect((await postDecision(await linkOnA(consoleOf('a'), callId), 'approved')).status).toBe(303);
+    expect((await postDecision(await approvalLink(consoleOf('a'), callId), 'approved')).status).toBe(303);
     // The retry continues the same call (each waits 1 s for the decision to reach D, then answers "pending").
     const r = await waitFor('the retry to run the call', async () => {
       const retry = await echo(client, 'approved between calls');
@@ -221,10 +175,10 @@ describe("replica A's approval console decides a call waiting on replica B (one 
   });
 
   it('runs nothing when A approves a call that C has meanwhile closed (its approval timed out)', async () => {
-    const client = await formlessClient(urls.c);
+    const client = await formlessClient(urls.c, clients);
     const result = echo(client, 'too late');
     const callId = await askedCall();
-    const link = await linkOnA(consoleOf('a'), callId);
+    const link = await approvalLink(consoleOf('a'), callId);
     // The person loaded the page while the call waited, and presses Approve after C gave up on it.
     const csrf = csrfOf((await rawRequest(link)).body);
     const pending = await result;
@@ -248,11 +202,11 @@ describe("replica A's approval console decides a call waiting on replica B (one 
   });
 
   it('lets no request without the console secret, origin and token decide, and keeps the values out of PostgreSQL', async () => {
-    const client = await formlessClient(urls.b);
+    const client = await formlessClient(urls.b, clients);
     const result = echo(client, 'secret-looking value quartz-zebra');
     const callId = await askedCall();
     const base = consoleOf('a');
-    const link = await linkOnA(base, callId);
+    const link = await approvalLink(base, callId);
     const page = (await rawRequest(link)).body;
     const csrf = csrfOf(page);
     const form = `csrf=${encodeURIComponent(csrf)}&decision=approved`;
@@ -271,7 +225,7 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     expect((await post(link, { origin: 'http://evil.example' })).status).toBe(403);
     // A GET of the link (what a fetch tool does) never decides; nor does the model calling the tool again.
     await rawRequest(link);
-    const other = await formlessClient(urls.a);
+    const other = await formlessClient(urls.a, clients);
     const elsewhere = echo(other, 'secret-looking value quartz-zebra');
     await askedCall();
     expect(ofCall(await team.events(), callId).some((e) => e.type === 'approval_decided')).toBe(false);
@@ -321,15 +275,15 @@ describe("replica A's approval console decides a call waiting on replica B (one 
 
   // Last: it stops the static token's principal everywhere.
   it('stops the principal on every replica with "deny and stop" from A for its call waiting on B', async () => {
-    const onB = await formlessClient(urls.b, 'auto');
+    const onB = await formlessClient(urls.b, clients, 'auto');
     const result = echo(onB, 'stop the principal');
     const callId = await askedCall();
-    expect((await postDecision(await linkOnA(consoleOf('a'), callId), 'abort')).status).toBe(303);
+    expect((await postDecision(await approvalLink(consoleOf('a'), callId), 'abort')).status).toBe(303);
     const r = await result;
     expect(r.isError).toBe(true);
     const before = (await team.events()).length;
     for (const url of [urls.a, urls.d]) {
-      const later = await echo(await formlessClient(url, 'auto'), 'after the stop, elsewhere');
+      const later = await echo(await formlessClient(url, clients, 'auto'), 'after the stop, elsewhere');
       expect(later.isError).toBe(true);
       expect(textOf(later)).toContain('The user stopped all skill runs in this session.');
     }

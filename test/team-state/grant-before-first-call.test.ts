@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, readdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendPgEvents } from '../../src/audit/postgres/append-pg-events.js';
 import { openPgPool } from '../../src/audit/postgres/open-pg-pool.js';
 import { principalOf } from '../../src/transport/http/bearer-auth.js';
-import { startTeam, textOf, tool, TOKEN, type Team } from './helpers/team.js';
+import { formlessClient } from './helpers/formless-client.js';
+import { startTeam, textOf, tool, TOKEN, runOutputs, type Team } from './helpers/team.js';
 
 // A database writer without the state key writes an unsigned "approve for this session" into a modern-era
 // principal's first audit session id (`http-<principal>`, predictable) before that principal ever calls. The
@@ -19,28 +18,7 @@ let team: Team;
 let url: string;
 const clients: Client[] = [];
 
-/** A 2025-era client that cannot show a form: its call is refused (no approver), but its request is recorded. */
-async function formlessLegacy(u: string): Promise<Client> {
-  const c = new Client(
-    { name: 'formless', version: '1.0.0' },
-    { capabilities: {}, versionNegotiation: { mode: 'legacy' } },
-  );
-  await c.connect(
-    new StreamableHTTPClientTransport(new URL(u), {
-      requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
-    }),
-  );
-  clients.push(c);
-  return c;
-}
-
-function outputs(replica: string): string[] {
-  const runs = join(team.fx.dir, `state-${replica}`, 'skills-mcp', 'runs');
-  if (!existsSync(runs)) return [];
-  return readdirSync(runs, { recursive: true, withFileTypes: true })
-    .filter((e) => e.isFile())
-    .map((e) => e.name);
-}
+const outputs = (replica: string) => runOutputs(team, replica);
 
 beforeAll(async () => {
   team = await startTeam('approval:\n  mode: ask\n');
@@ -59,7 +37,8 @@ describe('an unsigned grant written before a principal first calls', () => {
 
     // Some other session (a 2025-era one, another family) asks for the same request: its approval key is now in
     // the log in the clear, as every approval key is. Refused (no approver), nothing runs.
-    const legacy = await formlessLegacy(url);
+    // A 2025-era client that cannot show a form: its call is refused (no approver), but its request is recorded.
+    const legacy = await formlessClient(url, clients);
     const r = await legacy.callTool({ name: 'writer', arguments: { text: 'canary' } });
     expect(r.isError).toBe(true);
     const req = (await team.events()).findLast((e) => e.type === 'tool_call_requested')!;

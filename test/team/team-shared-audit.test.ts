@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { consoleBase } from '../console/helpers/console-server.js';
 import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
-import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
+import { approvalLink, startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
 import {
   REPLICAS,
   startTeamStack,
@@ -51,19 +51,6 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log, with t
     expect(JSON.parse(asked.payload)).toMatchObject({ channel: 'console' });
     return { c, x, callId: asked.call_id!, result, settled: () => settled };
   };
-
-  /** The console page of `callId`'s approval, once the console at `base` lists it (from the views shared). */
-  const approvalPage = (base: string, callId: string) =>
-    waitFor(
-      'the approval on the console',
-      async () => {
-        for (const l of await pendingLinks(base)) {
-          if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
-        }
-        return undefined;
-      },
-      30_000,
-    );
 
   /** Another replica than `x`: the next in order. */
   const nextAfter = (x: ReplicaName) => REPLICAS[(REPLICAS.indexOf(x) + 1) % REPLICAS.length]!;
@@ -117,7 +104,7 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log, with t
   it("completes a call held on one replica when the person approves it in another replica's console", async () => {
     const held = await heldCall('alice', 'approved in another console');
     const y = nextAfter(held.x);
-    const link = await approvalPage(consoleOf(y), held.callId);
+    const link = await approvalLink(consoleOf(y), held.callId, 30_000);
     // Y's page shows what X asks: the input value, who called, and the process that holds the call.
     const page = (await rawRequest(link)).body;
     expect(page).toContain('approved in another console');
@@ -159,7 +146,7 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log, with t
   it("hands a call held on one replica the refusal made in another replica's console, and starts nothing", async () => {
     const held = await heldCall('bob', 'denied in another console');
     const y = nextAfter(held.x);
-    const link = await approvalPage(consoleOf(y), held.callId);
+    const link = await approvalLink(consoleOf(y), held.callId, 30_000);
     expect(held.settled()).toBe(false);
     expect((await postDecision(link, 'denied')).status).toBe(303);
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Client } from '@modelcontextprotocol/client';
 import { openPgAuditLog } from '../../../src/audit/postgres/open-pg-audit-log.js';
@@ -156,3 +156,12 @@ export const tool = (
     } as never,
     { allowInputRequired: true } as never,
   ) as Promise<Raw>;
+
+/** The names of the files runs left in a replica's call folders. */
+export function runOutputs(team: Team, replica: string): string[] {
+  const runs = join(team.stateHome(replica), 'skills-mcp', 'runs');
+  if (!existsSync(runs)) return [];
+  return readdirSync(runs, { recursive: true, withFileTypes: true })
+    .filter((e) => e.isFile())
+    .map((e) => e.name);
+}

@@ -5,6 +5,8 @@ import {
   type TestPostgres,
 } from '../../helpers/postgres.js';
 import { runCli, type CliRun } from '../../helpers/run-cli.js';
+import { pendingLinks } from '../../console/helpers/console-server.js';
+import { rawRequest } from '../../console/helpers/raw-request.js';
 
 /** One row of the shared audit log, read as the PostgreSQL superuser. */
 export interface Row {
@@ -63,3 +65,16 @@ export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>,
     await new Promise((r) => setTimeout(r, 25));
   }
 }
+
+/** The console page of `callId`'s approval, once the console at `base` lists it (from the views replicas share). */
+export const approvalLink = (base: string, callId: string, ms = 15_000): Promise<string> =>
+  waitFor(
+    `the approval of ${callId} on the console`,
+    async () => {
+      for (const l of await pendingLinks(base)) {
+        if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
+      }
+      return undefined;
+    },
+    ms,
+  );
