@@ -1,9 +1,7 @@
 import { connect } from 'node:net';
-import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MCP_HEADERS, openRawSession, rawRequest } from './helpers/raw-request.js';
-import { servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
-import { copySkills } from './helpers/start-http.js';
+import { spawnedHttpServer } from './helpers/start-http.js';
 
 /** Sends a POST whose Content-Length promises 100 bytes more than it sends, then closes the connection. */
 function leaveMidBody(url: string): Promise<void> {
@@ -23,31 +21,19 @@ function leaveMidBody(url: string): Promise<void> {
 }
 
 describe('a client that leaves while sending its body', () => {
-  let dir: string;
-  let server: SpawnedServer;
-  let url: string;
-  beforeAll(async () => {
-    dir = copySkills();
-    server = spawnCli(['--http', '--port', '0', '--skills', dir, '--no-watch']);
-    url = await servedUrl(server);
-  });
-  afterAll(async () => {
-    server.proc.kill('SIGTERM');
-    await server.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { url, server } = spawnedHttpServer();
 
   it('is not logged as a server error, and the server goes on serving', async () => {
-    await Promise.all(Array.from({ length: 20 }, () => leaveMidBody(url)));
-    const session = await openRawSession(url);
-    const list = await rawRequest(url, {
+    await Promise.all(Array.from({ length: 20 }, () => leaveMidBody(url())));
+    const session = await openRawSession(url());
+    const list = await rawRequest(url(), {
       method: 'POST',
       headers: { ...MCP_HEADERS, 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
       body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} }),
     });
     expect(list.status).toBe(200);
     expect(list.body).toContain('markdown-toc');
-    expect(server.stderr()).not.toMatch(/"level":50/);
-    expect(server.stderr()).not.toContain('http request failed');
+    expect(server().stderr()).not.toMatch(/"level":50/);
+    expect(server().stderr()).not.toContain('http request failed');
   });
 });

@@ -1,10 +1,8 @@
-import { rmSync } from 'node:fs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createThrottledWarn } from '../../src/transport/http/throttled-warn.js';
 import { MCP_HEADERS, rawRequest } from './helpers/raw-request.js';
-import { servedUrl, spawnCli, type SpawnedServer } from './helpers/spawn-server.js';
-import { copySkills } from './helpers/start-http.js';
+import { spawnedHttpServer } from './helpers/start-http.js';
 
 const TOKEN = 'refusal-logs-token-0123456789abcdef';
 const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
@@ -12,24 +10,12 @@ const LIST = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', param
 const linesWith = (text: string, msg: string) => text.split('\n').filter((l) => l.includes(`"msg":"${msg}"`));
 
 describe('refused requests in the server log', () => {
-  let dir: string;
-  let server: SpawnedServer;
-  let url: string;
-  beforeAll(async () => {
-    dir = copySkills();
-    server = spawnCli(['--http', '--port', '0', '--skills', dir, '--no-watch'], { SKILLS_MCP_TOKEN: TOKEN });
-    url = await servedUrl(server);
-  });
-  afterAll(async () => {
-    server.proc.kill('SIGTERM');
-    await server.exited;
-    rmSync(dir, { recursive: true, force: true });
-  });
+  const { url, server } = spawnedHttpServer({ SKILLS_MCP_TOKEN: TOKEN });
 
   it('cost one line per kind while a client repeats them, and each request is still refused', async () => {
     const wrongToken = await Promise.all(
       Array.from({ length: 30 }, () =>
-        rawRequest(url, {
+        rawRequest(url(), {
           method: 'POST',
           headers: { ...MCP_HEADERS, authorization: 'Bearer not-the-token-0123456789' },
           body: LIST,
@@ -39,7 +25,7 @@ describe('refused requests in the server log', () => {
     expect(new Set(wrongToken.map((r) => r.status))).toEqual(new Set([401]));
     const foreignHost = await Promise.all(
       Array.from({ length: 30 }, () =>
-        rawRequest(url, {
+        rawRequest(url(), {
           method: 'POST',
           headers: { ...MCP_HEADERS, host: 'evil.example', authorization: `Bearer ${TOKEN}` },
           body: LIST,
@@ -47,7 +33,7 @@ describe('refused requests in the server log', () => {
       ),
     );
     expect(new Set(foreignHost.map((r) => r.status))).toEqual(new Set([403]));
-    const log = server.stderr();
+    const log = server().stderr();
     expect(linesWith(log, 'request refused: token')).toHaveLength(1);
     expect(linesWith(log, 'request refused: Host or Origin not allowed')).toHaveLength(1);
     expect(log).not.toContain('not-the-token');

@@ -1,6 +1,7 @@
 import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 import * as z from 'zod';
 import { ConfigSchema } from '../../../src/config/config-schema.js';
 import { silentLogger } from '../../../src/log.js';
@@ -10,6 +11,7 @@ import { loadCatalog, type Catalog } from '../../../src/skills/catalog.js';
 import { watchCatalog } from '../../../src/skills/watch-catalog.js';
 import type { HttpLimits } from '../../../src/transport/http/http-limits.js';
 import { serveOverHttp, type HttpServing } from '../../../src/transport/http/serve-over-http.js';
+import { servedUrl, spawnCli, type SpawnedServer } from './spawn-server.js';
 
 export const REPO_SKILLS = resolve(import.meta.dirname, '../../../skills');
 
@@ -114,4 +116,28 @@ export async function startHttp(opts: StartOptions = {}): Promise<StartedHttp> {
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * The built binary serving a temp copy of the repo's skills over HTTP for the tests of a describe block (started
+ * before them, stopped with SIGTERM and its folder removed after). `url()` and `server()` are valid inside tests.
+ */
+export function spawnedHttpServer(env: Record<string, string> = {}): {
+  url: () => string;
+  server: () => SpawnedServer;
+} {
+  let dir: string | undefined;
+  let server: SpawnedServer | undefined;
+  let url: string | undefined;
+  beforeAll(async () => {
+    dir = copySkills();
+    server = spawnCli(['--http', '--port', '0', '--skills', dir, '--no-watch'], env);
+    url = await servedUrl(server);
+  });
+  afterAll(async () => {
+    server?.proc.kill('SIGTERM');
+    await server?.exited;
+    if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
+  });
+  return { url: () => url!, server: () => server! };
 }
