@@ -41,7 +41,7 @@ export interface ExecuteOutcome {
   ended: boolean;
 }
 
-/** Processes the sandbox itself adds to a run's cgroup (launcher/bwrap, its three stdio `cat`s, a stager's two). */
+/** Processes the sandbox itself adds to a run's cgroup (launcher/bwrap, its three stdio `cat`s, a stager's three). */
 const HELPER_PIDS = 10;
 const SANDBOX_PATH = '/usr/local/bin:/usr/bin:/bin';
 

@@ -36,6 +36,17 @@ export const LAUNCHER_SCRIPT = [
   'exec "$@"',
 ].join('\n');
 
+/**
+ * A root chain's sandbox user is started by a root shell that stays and waits for it, instead of being exec'ed in
+ * its place. When the server dies, the kernel sends each process's parent-death signal on behalf of its dying
+ * parent, with that parent's permissions; a stager's bwrap runs as root without capabilities, which may not signal a
+ * process of another user, so a sandbox started right below it would outlive the server. This shell (root, with the
+ * stager's capabilities) dies with the stager and takes the sandbox with it. A background command of a shell without
+ * job control starts with stdin from /dev/null and SIGINT and SIGQUIT ignored: stdin is handed on and both signals are
+ * reset, so the script starts as it would without the waiter.
+ */
+export const WAITER_SCRIPT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
+
 /** Fixed fd layout of a launcher (as the launcher and the bwrap it becomes see them). */
 export const FD = {
   cgMemory: 3,
@@ -90,14 +101,15 @@ export interface LaunchInput {
 /**
  * The bytes for each launcher pipe. The chain it execs:
  * - `bwrap --args 7 -- payload` (server not root);
- * - `setpriv --reuid=65534 … -- bwrap …` (server root);
- * - `bwrap --args 6 -- setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
+ * - `bash -c WAITER_SCRIPT setpriv --reuid=65534 … -- bwrap …` (server root, in a pre-staged launcher);
+ * - `bwrap --args 6 -- bash -c WAITER_SCRIPT setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
  */
 export function launchData(i: LaunchInput): Map<number, Buffer> {
   let chain = [i.bwrap, '--args', String(FD.args), '--', ...i.payload];
   if (i.dropTo !== undefined) {
     const d = i.dropTo;
-    chain = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--', ...chain];
+    const drop = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
+    chain = [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...drop, ...chain];
   }
   const keep = [FD.args, FD.passwd, FD.group, FD.info];
   const data = new Map<number, Buffer>([

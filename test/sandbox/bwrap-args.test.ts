@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs, encodeArgs, groupFile, orderBinds, passwdFile } from '../../src/sandbox/bwrap-args.js';
 import type { HostLayout } from '../../src/sandbox/host-layout.js';
-import { FD, LAUNCHER_SCRIPT, launchData, launcherSpec } from '../../src/sandbox/launcher.js';
-import { NPROC_SCRIPT, nprocArgv, SHIM_SCRIPT, shimArgv } from '../../src/sandbox/shim.js';
+import { FD, LAUNCHER_SCRIPT, launchData, launcherSpec, WAITER_SCRIPT } from '../../src/sandbox/launcher.js';
+import { BASH, NPROC_SCRIPT, nprocArgv, SHIM_SCRIPT, shimArgv } from '../../src/sandbox/shim.js';
 
 const layout: HostLayout = {
   symlinks: [
@@ -175,9 +175,12 @@ describe('launcher', () => {
     expect(d.get(FD.passwd)!.toString()).toBe('p');
   });
 
-  it('drops a root server to 65534 with setpriv before bwrap', () => {
+  it('drops a root server to 65534 with setpriv before bwrap, from a root shell that waits for it', () => {
     const d = launchData({ ...input, dropTo: { uid: 65534, gid: 65534, setpriv: '/usr/bin/setpriv' } });
-    expect(control(d).slice(5, 10)).toEqual([
+    expect(control(d).slice(5, 17)).toEqual([
+      ...BASH,
+      WAITER_SCRIPT,
+      'skills-mcp-waiter',
       '/usr/bin/setpriv',
       '--reuid=65534',
       '--regid=65534',
@@ -204,6 +207,9 @@ describe('launcher', () => {
       '--args',
       '6',
       '--',
+      ...BASH,
+      WAITER_SCRIPT,
+      'skills-mcp-waiter',
       '/usr/bin/setpriv',
       '--reuid=65534',
       '--regid=65534',

@@ -1,0 +1,222 @@
+import { spawn } from 'node:child_process';
+import { randomInt } from 'node:crypto';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, describe, expect, it } from 'vitest';
+import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { builtCli, tempDir } from '../helpers/temp-dir.js';
+import { isLinux, isRoot, newSandbox, plan, text } from './helpers.js';
+
+/** Pids whose command line is exactly `argv`. */
+function pidsRunning(argv: readonly string[]): number[] {
+  const want = `${argv.join('\0')}\0`;
+  const pids: number[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') === want) pids.push(Number(name));
+    } catch {
+      // gone since the listing
+    }
+  }
+  return pids;
+}
+
+/** The command lines of `pid`'s ancestors, nearest first. */
+function ancestorsOf(pid: number): string[][] {
+  const chain: string[][] = [];
+  for (let p = pid; p > 1;) {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
+      p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+      if (p > 1) chain.push(readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0'));
+    } catch {
+      break;
+    }
+  }
+  return chain;
+}
+
+/** Whether an ancestor of `pid` is a bwrap whose command line contains `args` in a row. */
+const startedBelow = (pid: number, args: readonly string[]) =>
+  ancestorsOf(pid).some(
+    (argv) =>
+      argv[0]?.endsWith('bwrap') === true && argv.some((_, i) => args.every((a, j) => argv[i + j] === a)),
+  );
+
+/** Whether a launcher waits inside a stager that mounted `folder` or a folder below it. */
+function preStagedFor(folder: string): boolean {
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
+      if (
+        argv.includes('skills-mcp-launcher') &&
+        argv.some((a) => a.startsWith(`${folder}/`) || a === folder)
+      )
+        return true;
+    } catch {
+      // gone since the listing
+    }
+  }
+  return false;
+}
+
+const temps: (() => void)[] = [];
+afterAll(() => {
+  for (const cleanup of temps.splice(0)) cleanup();
+});
+
+/** A root-only folder with the skill `sleeper`, whose script sleeps for its input's `seconds`, and a config allowing it. */
+function fixture() {
+  const t = tempDir('skills-mcp-killed-');
+  temps.push(t.cleanup);
+  chmodSync(t.dir, 0o700); // 65534 cannot pass through it
+  const skills = join(t.dir, 'skills');
+  mkdirSync(join(skills, 'sleeper', 'scripts'), { recursive: true });
+  writeFileSync(
+    join(skills, 'sleeper', 'SKILL.md'),
+    '---\nname: sleeper\ndescription: Sleeps. Use in tests.\nentry_point: scripts/main.sh\ninput_schema:\n' +
+      '  type: object\n  properties:\n    seconds: { type: string, pattern: "^[0-9]+(\\\\.[0-9]+)?$" }\n' +
+      '  required: [seconds]\n---\n\nSleeps.\n',
+  );
+  writeFileSync(
+    join(skills, 'sleeper', 'scripts', 'main.sh'),
+    '#!/bin/bash\nexec sleep "$(sed -E \'s/.*"seconds": *"([0-9.]+)".*/\\1/\')"\n',
+    { mode: 0o755 },
+  );
+  const config = join(t.dir, 'skills-mcp.yaml');
+  writeFileSync(
+    config,
+    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - { skill: sleeper, action: allow }\n',
+  );
+  return {
+    dir: t.dir,
+    skills,
+    args: ['--skills', skills, '--config', config, '--audit', join(t.dir, 'audit.db')],
+  };
+}
+
+/** A duration no other process on the machine uses: the test finds the script's process by its command line. */
+const uniqueSeconds = () => `600.${randomInt(100_000, 999_999)}`;
+
+/** Once the script runs, has `kill` kill its server, then waits for every process of the script to be gone. */
+async function killServerMidRun(
+  script: string[],
+  kill: (scriptPid: number) => Promise<void>,
+  stderr: () => string,
+) {
+  try {
+    await waitFor(() => pidsRunning(script).length === 1, 20_000, 'the script running').catch(
+      (err: Error) => {
+        throw new Error(`${err.message}; the server said: ${stderr()}`);
+      },
+    );
+    await kill(pidsRunning(script)[0]!);
+    await waitFor(() => pidsRunning(script).length === 0, 10_000, 'the script to end with the server');
+    // And it stays gone.
+    await sleep(300);
+    expect(pidsRunning(script)).toEqual([]);
+  } finally {
+    // Whatever a failing run left behind, found by the command line only this test uses.
+    for (const pid of pidsRunning(script)) process.kill(pid, 'SIGKILL');
+  }
+}
+
+// A root server runs scripts as uid 65534; a skill below a folder that user cannot pass through is mounted by a
+// stager running as root first, and the sandbox is started from inside it: by the call (the first call of a skill),
+// or by a launcher that staged the skill's folders ahead of the next call.
+describe.skipIf(!isLinux || !isRoot)(
+  'a root server killed with SIGKILL in the middle of a staged run',
+  () => {
+    it('takes a run it staged for the call with it', async () => {
+      const f = fixture();
+      const seconds = uniqueSeconds();
+      const server = spawn(
+        process.execPath,
+        [builtCli, 'run', 'sleeper', '--input', JSON.stringify({ seconds }), ...f.args],
+        {
+          stdio: ['pipe', 'ignore', 'pipe'],
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.dir },
+        },
+      );
+      let stderr = '';
+      server.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+      const exited = new Promise((r) => server.once('exit', r));
+      try {
+        await killServerMidRun(
+          ['sleep', seconds],
+          async (scriptPid) => {
+            // The run went through a stager started for it: a root bwrap reading its arguments from fd 6.
+            expect(startedBelow(scriptPid, ['--args', '6'])).toBe(true);
+            server.kill('SIGKILL');
+            await exited;
+          },
+          () => stderr,
+        );
+      } finally {
+        if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
+      }
+    });
+
+    it('takes a run on a pre-staged launcher with it', async () => {
+      const f = fixture();
+      const c = await connectStdio({ era: 'legacy', args: [...f.args, '--no-watch'], env: { HOME: f.dir } });
+      const pid = c.transport.pid!;
+      try {
+        const first = await c.client.callTool({ name: 'sleeper', arguments: { seconds: '0' } });
+        expect(first.isError).not.toBe(true);
+        await waitFor(() => preStagedFor(f.dir), 10_000, 'a launcher that pre-staged the skill');
+        const seconds = uniqueSeconds();
+        const second = c.client.callTool({ name: 'sleeper', arguments: { seconds } }).catch(() => undefined);
+        await killServerMidRun(
+          ['sleep', seconds],
+          async (scriptPid) => {
+            // It runs on a launcher waiting inside a stager that mounted the skill's folders ahead of the call.
+            expect(startedBelow(scriptPid, ['skills-mcp-launcher'])).toBe(true);
+            expect(startedBelow(scriptPid, ['--args', '6'])).toBe(false);
+            process.kill(pid, 'SIGKILL');
+            await second;
+          },
+          c.stderr,
+        );
+      } finally {
+        await c.close().catch(() => undefined);
+      }
+    });
+  },
+);
+
+describe.skipIf(!isLinux || !isRoot)('a staged run, as root', () => {
+  it('starts its script as any other run: stdin handed on, no signal ignored', async () => {
+    const sb = newSandbox();
+    try {
+      const open = tempDir('skills-mcp-open-');
+      const closed = tempDir('skills-mcp-closed-');
+      temps.push(open.cleanup, closed.cleanup);
+      chmodSync(open.dir, 0o755);
+      chmodSync(closed.dir, 0o700); // 65534 cannot pass through it: staged
+      const run = async (dir: string) => {
+        const folder = join(dir, 'skill');
+        mkdirSync(folder, { recursive: true, mode: 0o755 });
+        const r = await sb.run(
+          plan({
+            argv: ['bash', '-c', 'grep ^SigIgn: /proc/self/status; cat'],
+            readOnlyPaths: [folder],
+            stdin: Buffer.from('from stdin\n'),
+          }),
+        );
+        return { exit: r.exitCode, stdout: text(r.stdout) };
+      };
+      const direct = await run(open.dir);
+      expect(direct.exit).toBe(0);
+      expect(direct.stdout).toMatch(/^SigIgn:\s+0+\nfrom stdin\n$/);
+      // Staged by the call, then on the launcher that pre-staged the folder for the next one.
+      expect(await run(closed.dir)).toEqual(direct);
+      expect(await run(closed.dir)).toEqual(direct);
+    } finally {
+      await sb.dispose();
+    }
+  });
+});
