@@ -1,6 +1,5 @@
-import { chmod, mkdtemp, rmdir, unlink, writeFile } from 'node:fs/promises';
+import { chmod, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { readHostFacts, type HostFacts } from './diagnose-bwrap.js';
@@ -16,6 +15,7 @@ import type { SandboxAdapter, SandboxResult, SandboxWorkspace } from './types.js
 import { isFolderOpenTo } from './stage-mounts.js';
 import { emptyScope } from './collect-binds.js';
 import { removeTree } from './remove-tree.js';
+import { makeScratchFolder } from './scratch-folders.js';
 import { validatePlan } from './validate-plan.js';
 import { sandboxDenied } from './sandbox-denied.js';
 
@@ -91,7 +91,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
   };
 
   async function ensureStageDir(): Promise<string> {
-    stageDir ??= mkdtemp(join(tmpdir(), 'skills-mcp-stage-')).then(async (d) => {
+    stageDir ??= makeScratchFolder(tmpdir(), 'skills-mcp-stage-').then(async (d) => {
       await chmod(d, 0o755);
       return d;
     });
@@ -99,7 +99,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
   }
 
   async function ensureEmptyDir(): Promise<string> {
-    emptyDir ??= mkdtemp(join(tmpdir(), 'skills-mcp-empty-')).then(async (d) => {
+    emptyDir ??= makeScratchFolder(tmpdir(), 'skills-mcp-empty-', emptyScope).then(async (d) => {
       await chmod(d, 0o555);
       await writeFile(emptyScope(d), '{}\n', { mode: 0o444, flag: 'wx' });
       return d;

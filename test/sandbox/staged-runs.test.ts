@@ -1,9 +1,11 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
+import { runCli } from '../helpers/run-cli.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { builtCli, tempDir } from '../helpers/temp-dir.js';
 import { isLinux, isRoot, newSandbox, plan, text } from './helpers.js';
@@ -130,7 +132,7 @@ async function killServerMidRun(
 describe.skipIf(!isLinux || !isRoot)(
   'a root server killed with SIGKILL in the middle of a staged run',
   () => {
-    it('takes a run it staged for the call with it', async () => {
+    it('takes a run it staged for the call with it, and the next server removes its scratch folders', async () => {
       const f = fixture();
       const seconds = uniqueSeconds();
       const server = spawn(
@@ -158,6 +160,15 @@ describe.skipIf(!isLinux || !isRoot)(
       } finally {
         if (server.exitCode === null && server.signalCode === null) server.kill('SIGKILL');
       }
+      // What it could not clean up, its scratch folders, goes with the next server's first run.
+      const leftovers = () =>
+        readdirSync(tmpdir()).filter((n) => n.startsWith(`skills-mcp-stage-${server.pid}-`));
+      expect(leftovers()).toHaveLength(1);
+      const next = runCli(['run', 'sleeper', '--input', JSON.stringify({ seconds: '0' }), ...f.args], {
+        env: { HOME: f.dir },
+      });
+      expect(next.code, next.stderr).toBe(0);
+      expect(leftovers()).toEqual([]);
     });
 
     it('takes a run on a pre-staged launcher with it', async () => {
