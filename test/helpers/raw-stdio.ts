@@ -1,10 +1,9 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { waitFor } from './stdio-client.js';
-import { builtCli } from './temp-dir.js';
+import { builtCli, tempDir } from './temp-dir.js';
 
 /** Protocol eras as a raw client speaks them: 2025-era `initialize`, or the 2026-07-28 per-request envelope. */
 export type RawEra = 'legacy' | 'modern';
@@ -48,12 +47,14 @@ export async function startRawServer(
   args: string[],
   env: Record<string, string> = {},
 ): Promise<RawServer> {
+  // Its own audit log unless the test names one, removed once the server has exited.
+  const audit = env.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
   const child = spawn(process.execPath, [builtCli, ...args], {
     stdio: ['pipe', 'pipe', 'pipe'],
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/tmp',
-      SKILLS_MCP_AUDIT: join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db'),
+      ...(audit === undefined ? {} : { SKILLS_MCP_AUDIT: join(audit.dir, 'audit.db') }),
       ...env,
     },
   });
@@ -68,6 +69,7 @@ export async function startRawServer(
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
   const exited = once(child, 'close') as Promise<[number | null]>;
+  void exited.then(() => audit?.cleanup());
 
   const write = async (bytes: string | Buffer) => {
     if (!child.stdin.write(bytes)) await once(child.stdin, 'drain');

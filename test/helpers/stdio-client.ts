@@ -1,10 +1,8 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Readable } from 'node:stream';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { builtCli } from './temp-dir.js';
+import { builtCli, tempDir } from './temp-dir.js';
 
 export type Era = 'legacy' | 'auto';
 
@@ -45,14 +43,15 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
     },
   );
   client.onerror = (e) => errors.push(e);
+  // Every test server gets its own audit log unless the test names one: never the user's real log.
+  const audit = opts.env?.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: [builtCli, ...opts.args],
-    // Every test server gets its own audit log unless the test names one: never the user's real log.
     env: {
       PATH: process.env.PATH ?? '/usr/bin:/bin',
       HOME: process.env.HOME ?? '/tmp',
-      SKILLS_MCP_AUDIT: join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db'),
+      ...(audit === undefined ? {} : { SKILLS_MCP_AUDIT: join(audit.dir, 'audit.db') }),
       ...opts.env,
     },
     stderr: 'pipe',
@@ -60,7 +59,11 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
   let stderr = '';
   (transport.stderr as Readable | null)?.on('data', (d: Buffer) => (stderr += d.toString()));
   await client.connect(transport);
-  return { client, transport, errors, stderr: () => stderr, close: () => client.close() };
+  const close = async () => {
+    await client.close();
+    audit?.cleanup();
+  };
+  return { client, transport, errors, stderr: () => stderr, close };
 }
 
 /** Resolves when `check` returns true, polling; rejects after `ms`. */

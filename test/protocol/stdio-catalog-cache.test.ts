@@ -1,10 +1,9 @@
-import { appendFileSync, mkdtempSync, readdirSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SETTLE_MS } from '../../src/skills/folder-load.js';
 import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
-import { copyBundledSkills, repoRoot } from '../helpers/temp-dir.js';
+import { copyBundledSkills, repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 /** The newest status-change time of anything under `dir`. */
 function newestChange(dir: string): number {
@@ -17,7 +16,16 @@ function newestChange(dir: string): number {
 
 describe('a second start over the same state folder', () => {
   let c: Connected | undefined;
-  afterEach(async () => c?.close());
+  const temps: (() => void)[] = [];
+  afterEach(async () => {
+    await c?.close();
+    for (const cleanup of temps.splice(0)) cleanup();
+  });
+  const stateFolder = () => {
+    const t = tempDir('skills-mcp-state-');
+    temps.push(t.cleanup);
+    return t.dir;
+  };
 
   it('takes the unchanged skill folders from the catalog cache and serves the same', async () => {
     // The package's own skills, read only. A folder changed moments ago is never cached: wait until it would be.
@@ -27,7 +35,7 @@ describe('a second start over the same state folder', () => {
       SETTLE_MS + 5_000,
       'settled files',
     );
-    const state = mkdtempSync(join(tmpdir(), 'skills-mcp-state-'));
+    const state = stateFolder();
     const serve = async () => {
       c = await connectStdio({
         era: 'legacy',
@@ -67,7 +75,7 @@ describe('a second start over the same state folder', () => {
           SETTLE_MS + 5_000,
           'settled files',
         );
-        const state = mkdtempSync(join(tmpdir(), 'skills-mcp-state-'));
+        const state = stateFolder();
         const serve = async (ask: (client: Connected['client']) => Promise<unknown>) => {
           c = await connectStdio({
             era: 'legacy',

@@ -1,14 +1,20 @@
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { connectStdio } from '../helpers/stdio-client.js';
-import { builtCli, repoRoot } from '../helpers/temp-dir.js';
+import { builtCli, repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 const bundled = `${repoRoot}/skills`;
-const auditPath = () => join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
+const temps: (() => void)[] = [];
+afterAll(() => {
+  for (const cleanup of temps.splice(0)) cleanup();
+});
+const auditPath = () => {
+  const t = tempDir('skills-mcp-audit-');
+  temps.push(t.cleanup);
+  return join(t.dir, 'audit.db');
+};
 
 describe('stdio server lifecycle', () => {
   it('exits 0 when stdin closes, having written nothing to stdout', async () => {

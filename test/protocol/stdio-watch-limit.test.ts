@@ -1,8 +1,7 @@
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/stdio-client.js';
@@ -22,7 +21,7 @@ describe('hot reload past the inotify watch limit', () => {
 
   it('warns once with the fix, keeps serving, and still sees skills added to the root', async () => {
     skills = copyBundledSkills();
-    const audit = join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
+    const audit = join(dirname(skills.dir), 'audit.db'); // beside the copy, removed with it
     const transport = new StdioClientTransport({
       command: 'unshare',
       args: [

@@ -42,7 +42,7 @@ afterAll(async () => {
 
 describe('bwrap adapter: real scripts', () => {
   it('runs python3 from the server PATH with the stdlib, threads, multiprocessing and subprocess', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const r = await sb.run(
       plan({
         argv: ['python3', join(skill, 'scripts', 'main.py')],
@@ -75,7 +75,7 @@ describe('bwrap adapter: real scripts', () => {
   });
 
   it('feeds stdin and runs in the requested working directory', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const r = await sb.run(
       plan({
         argv: ['python3', '-c', 'import os,sys; print(os.getcwd(), sys.stdin.read())'],
@@ -88,7 +88,7 @@ describe('bwrap adapter: real scripts', () => {
   });
 
   it('sees the skill, output and workspace folders at their host paths, writable only where granted', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const ws = await dirs.make('skills-mcp-ws-');
     await writeFile(join(ws, 'readme.md'), 'workspace');
     const script = [
@@ -191,7 +191,7 @@ describe('bwrap adapter: real scripts', () => {
   });
 
   it('creates output folders the sandbox user owns, with files/ inside', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const st = await stat(out);
     expect(st.mode & 0o777).toBe(0o700);
     expect(st.uid).toBe(isRoot ? 65534 : process.getuid!());

@@ -60,7 +60,7 @@ const codeOf = async (p: Promise<unknown>) => {
 
 describe('bwrap adapter: ending runs', () => {
   it('kills the whole tree, including a double-forked daemon, when the wall-clock limit passes', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const beat = join(out, 'beat');
     const r = await sb.run(
       plan({
@@ -76,7 +76,7 @@ describe('bwrap adapter: ending runs', () => {
   });
 
   it('reclaims a daemon left behind by a script that exits normally', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const beat = join(out, 'beat');
     const r = await sb.run(plan({ argv: ['python3', '-c', DAEMON, beat, 'exit'], writablePaths: [out] }));
     expect(r.exitCode).toBe(0);
@@ -85,7 +85,7 @@ describe('bwrap adapter: ending runs', () => {
   });
 
   it('cancels through an AbortSignal and kills the tree', async () => {
-    const out = await sb.createOutputDir();
+    const out = await sb.createOutputDir(await dirs.make('skills-mcp-runs-'));
     const beat = join(out, 'beat');
     const ac = new AbortController();
     const r = await sb.run(plan({ argv: ['python3', '-c', DAEMON, beat, 'hang'], writablePaths: [out] }), {

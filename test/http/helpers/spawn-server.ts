@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { tempDir } from '../../helpers/temp-dir.js';
 
 export const CLI = resolve(import.meta.dirname, '../../../dist/cli.js');
 
@@ -22,16 +22,25 @@ export function spawnCli(
 ): SpawnedServer {
   if (!existsSync(CLI)) throw new Error(`${CLI} is missing: run \`npx tsc -p tsconfig.build.json\` first`);
   const { SKILLS_MCP_TOKEN: _drop, ...inherited } = process.env;
-  // Each server gets its own audit log unless the test names one: never the user's real log.
-  const audit = join(mkdtempSync(join(tmpdir(), 'skills-mcp-audit-')), 'audit.db');
+  // Each server gets its own audit log unless the test names one (never the user's real log), removed once it exited.
+  const audit = env.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
   const [command, ...rest] = [...prefix, process.execPath, CLI, ...args] as [string, ...string[]];
   const proc = spawn(command, rest, {
-    env: { ...inherited, SKILLS_MCP_AUDIT: audit, ...env },
+    env: {
+      ...inherited,
+      ...(audit === undefined ? {} : { SKILLS_MCP_AUDIT: join(audit.dir, 'audit.db') }),
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';
   proc.stderr.setEncoding('utf8').on('data', (d: string) => (err += d));
-  const exited = new Promise<number | null>((r) => proc.once('exit', (code) => r(code)));
+  const exited = new Promise<number | null>((r) =>
+    proc.once('exit', (code) => {
+      audit?.cleanup();
+      r(code);
+    }),
+  );
   return { proc, stderr: () => err, exited };
 }
 

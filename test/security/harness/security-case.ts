@@ -160,7 +160,7 @@ function context(h: Harness, id: string) {
     (o.sandbox ?? h.sandbox).run(plan(action, cfg, o), o.run);
   const ctx: CaseContext = {
     h,
-    out: () => h.sandbox.createOutputDir(),
+    out: async () => h.sandbox.createOutputDir(await h.dirs.make('skills-mcp-sec-runs-')),
     untouched: (label, check) => checks.push([label, check]),
     defer: (fn) => deferred.push(fn),
     plan,
