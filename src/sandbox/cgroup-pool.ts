@@ -56,9 +56,10 @@ async function drainAndRemove(dirs: string[]): Promise<void> {
 
 /**
  * Removes leftovers of servers that died without cleaning up (`skills-mcp-<pid>-*` with a dead pid), ending the
- * processes still in their run cgroups first: a server killed while a sandbox was starting can leave the sandbox's
- * first process waiting forever for a bwrap that is gone (it never runs the script, but it and the launcher's
- * stdio helpers would stay). Every process in those cgroups was started by that server.
+ * processes still in their run cgroups first: a server killed within a few ms of starting a sandbox can leave its
+ * first process waiting forever for a bwrap that is gone, or the script itself running with no wall-clock limit
+ * (bubblewrap arms `--die-with-parent` without checking that the parent is still there), and the launcher's stdio
+ * helpers with them. Every process in those cgroups was started by that server.
  */
 async function sweepStale(parents: string[]): Promise<void> {
   for (const parent of parents) {
