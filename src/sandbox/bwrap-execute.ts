@@ -4,7 +4,7 @@ import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bw
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
 import type { WorkspaceCopy } from './copy-workspace.js';
-import { FD, launchData, type LaunchInput } from './launcher.js';
+import { FD, GATE_GO, launchData, type LaunchInput } from './launcher.js';
 import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
@@ -169,9 +169,16 @@ export async function executeBwrap(
       info += chunk.toString('utf8');
       init = identifyInit(info);
     };
+    // The sandbox's first command says it is there once every process of the chain is bound to its parent's life
+    // (`GATE_SCRIPT`): only then may the script start.
+    let go: (bytes: Uint8Array) => void = () => undefined;
+    const gate = new Promise<Uint8Array>((resolve) => (go = resolve));
     const outcome = await launcher.child.start({
-      data,
-      read: new Map([[FD.info, onInfo]]),
+      data: new Map<number, Uint8Array | Promise<Uint8Array>>([...data, [FD.go, gate]]),
+      read: new Map([
+        [FD.info, onInfo],
+        [FD.ready, () => go(GATE_GO)],
+      ]),
       ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
       wallTimeMs: plan.limits.wallTimeMs,
       maxOutputBytes: plan.limits.maxOutputBytes,

@@ -3,8 +3,8 @@ import type { PrepareSpec } from './run-child.js';
 import { BASH, limitArgs, type ShimLimits } from './shim.js';
 import { stagerArgs, type PreStage } from './stage-mounts.js';
 
-/** The launcher's pipes with the server (fds 5–12), closed in its helper processes. */
-const CLOSE_PIPES = '5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
+/** The launcher's pipes with the server (fds 5–12, and the gate's, moved to 3 and 4), closed in its helper processes. */
+const CLOSE_PIPES = '3<&- 4>&- 5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
 
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
@@ -17,7 +17,9 @@ const CLOSE_PIPES = '5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
  */
 export const LAUNCHER_SCRIPT = [
   'echo $$ >&3 && echo $$ >&4 || exit 125',
-  'exec 3>&- 4>&-',
+  // The gate's pipes (`GATE_SCRIPT`) move to fds 3 and 4: the sandbox's `/bin/sh` may be dash, which takes
+  // single-digit fds only.
+  'exec 3<&13 4>&14 13<&- 14<&-',
   // stdio from the server is a socket made in the host's network namespace (socket ioctls on it would list the
   // host's interfaces): the script gets pipes, fed by three `cat`s outside the sandbox, set up before the call.
   `exec 0< <(exec cat ${CLOSE_PIPES}) 1> >(exec cat ${CLOSE_PIPES}) 2> >(exec cat >&2 ${CLOSE_PIPES})`,
@@ -47,6 +49,21 @@ export const LAUNCHER_SCRIPT = [
  */
 export const WAITER_SCRIPT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
 
+/**
+ * The sandbox's first command, before the payload: it tells the server it is there (fd 4) and waits for its go
+ * (fd 3). bubblewrap arms `--die-with-parent` in its outer process after creating the sandbox and in the sandbox's
+ * first process only before this command runs, and checks neither time whether the parent is still there: a server
+ * killed in between would leave a script running that nothing stops. An answer to the sandbox's own word proves the
+ * whole chain was armed while the server lived; a server that is gone answers nothing (end-of-file), and the script
+ * never starts.
+ */
+export const GATE_SCRIPT =
+  'echo 1 >&4 || exit 125; exec 4>&-; read -r go <&3 && [ "$go" = 1 ] || exit 125; exec 3<&-; exec "$@"';
+const GATE = ['/bin/sh', '-c', GATE_SCRIPT, 'skills-mcp-gate'];
+
+/** The server's go, once the sandbox's first command said it is there. */
+export const GATE_GO = Buffer.from('1\n');
+
 /** Fixed fd layout of a launcher (as the launcher and the bwrap it becomes see them). */
 export const FD = {
   cgMemory: 3,
@@ -60,11 +77,27 @@ export const FD = {
   hosts: 11,
   /** bwrap's `--info-fd`: the host pid of the sandbox's pid 1, read by the server. */
   info: 12,
+  /** The gate (`GATE_SCRIPT`): the server's go, and the sandbox's word that it is there (fds 3 and 4 inside). */
+  go: 13,
+  ready: 14,
 };
-const PIPES = [FD.control, FD.stager, FD.args, FD.seccomp, FD.passwd, FD.group, FD.hosts, FD.info];
+const PIPES = [
+  FD.control,
+  FD.stager,
+  FD.args,
+  FD.seccomp,
+  FD.passwd,
+  FD.group,
+  FD.hosts,
+  FD.info,
+  FD.go,
+  FD.ready,
+];
+/** Where the launcher moves the gate's pipes. */
+const GATE_FDS = [3, 4];
 
 /**
- * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), eight pipes. A root
+ * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), ten pipes. A root
  * launcher may be pre-staged: bash then waits inside a stager bwrap that already mounted `stage.ps`'s folders.
  */
 export function launcherSpec(
@@ -99,19 +132,20 @@ export interface LaunchInput {
 }
 
 /**
- * The bytes for each launcher pipe. The chain it execs:
+ * The bytes for each launcher pipe but the gate's (the server answers there). The chain it execs (payload: the gate,
+ * then the script's argv):
  * - `bwrap --args 7 -- payload` (server not root);
  * - `bash -c WAITER_SCRIPT setpriv --reuid=65534 … -- bwrap …` (server root, in a pre-staged launcher);
  * - `bwrap --args 6 -- bash -c WAITER_SCRIPT setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
  */
 export function launchData(i: LaunchInput): Map<number, Buffer> {
-  let chain = [i.bwrap, '--args', String(FD.args), '--', ...i.payload];
+  let chain = [i.bwrap, '--args', String(FD.args), '--', ...GATE, ...i.payload];
   if (i.dropTo !== undefined) {
     const d = i.dropTo;
     const drop = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
     chain = [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...drop, ...chain];
   }
-  const keep = [FD.args, FD.passwd, FD.group, FD.info];
+  const keep = [...GATE_FDS, FD.args, FD.passwd, FD.group, FD.info];
   const data = new Map<number, Buffer>([
     [FD.args, encodeArgs(i.options)],
     [FD.passwd, Buffer.from(i.files.passwd)],

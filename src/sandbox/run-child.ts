@@ -22,8 +22,11 @@ export interface PrepareSpec {
 }
 
 export interface StartSpec {
-  /** Bytes written to extra pipes, by fd number; every extra pipe is closed after its bytes. */
-  data?: ReadonlyMap<number, Uint8Array>;
+  /**
+   * Bytes written to extra pipes, by fd number; every extra pipe is closed after its bytes. Bytes still to come (a
+   * promise) are written when they come; the pipe is closed without them if the child exits first.
+   */
+  data?: ReadonlyMap<number, Uint8Array | Promise<Uint8Array>>;
   stdin?: Uint8Array;
   wallTimeMs: number;
   maxOutputBytes: number;
@@ -92,14 +95,22 @@ export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedC
   child.on('exit', (code, signal) => (exited = { code, signal }));
   for (const s of child.stdio) (s as Readable | Writable | null)?.on('error', () => undefined); // EPIPE is not ours
   const writable = (fd: number) => child.stdio[fd] as Writable | null | undefined;
-  const closeInputs = (data?: ReadonlyMap<number, Uint8Array>, stdin?: Uint8Array) => {
-    const feed = (w: Writable | null | undefined, bytes?: Uint8Array) => {
-      if (w === null || w === undefined) return;
-      if (bytes !== undefined && bytes.length > 0) w.write(bytes);
-      w.end();
-    };
+  const feed = (w: Writable | null | undefined, bytes?: Uint8Array) => {
+    if (w === null || w === undefined || w.writableEnded) return;
+    if (bytes !== undefined && bytes.length > 0) w.write(bytes);
+    w.end();
+  };
+  const closeInputs = (data?: StartSpec['data'], stdin?: Uint8Array) => {
     extras.forEach((e, i) => {
-      if (e === 'pipe') feed(writable(3 + i), data?.get(3 + i));
+      if (e !== 'pipe') return;
+      const w = writable(3 + i);
+      const bytes = data?.get(3 + i);
+      if (!(bytes instanceof Promise)) return feed(w, bytes);
+      bytes.then(
+        (b) => feed(w, b),
+        () => feed(w),
+      );
+      child.once('exit', () => feed(w));
     });
     feed(child.stdin, stdin);
   };

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs, encodeArgs, groupFile, orderBinds, passwdFile } from '../../src/sandbox/bwrap-args.js';
 import type { HostLayout } from '../../src/sandbox/host-layout.js';
-import { FD, LAUNCHER_SCRIPT, launchData, launcherSpec, WAITER_SCRIPT } from '../../src/sandbox/launcher.js';
+import { FD, GATE_SCRIPT, LAUNCHER_SCRIPT, launchData, launcherSpec, WAITER_SCRIPT } from '../../src/sandbox/launcher.js';
 import { BASH, NPROC_SCRIPT, nprocArgv, SHIM_SCRIPT, shimArgv } from '../../src/sandbox/shim.js';
 
 const layout: HostLayout = {
@@ -130,7 +130,7 @@ describe('launcher', () => {
   };
   const control = (d: Map<number, Buffer>) => d.get(FD.control)!.toString().split('\0').slice(0, -1);
 
-  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and eight pipes', () => {
+  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and ten pipes', () => {
     const s = launcherSpec([40, 41]);
     expect([s.command, ...s.args]).toEqual([
       '/bin/bash',
@@ -153,13 +153,15 @@ describe('launcher', () => {
       'pipe',
       'pipe',
       'pipe',
+      'pipe',
+      'pipe',
     ]);
   });
 
-  it('tells the launcher which fds to keep, the rlimits, and the chain to exec', () => {
+  it('tells the launcher which fds to keep, the rlimits, and the chain to exec, the gate first inside', () => {
     const d = launchData(input);
     expect(control(d)).toEqual([
-      '7,9,10,12',
+      '3,4,7,9,10,12',
       '64',
       '5',
       '1024',
@@ -168,6 +170,10 @@ describe('launcher', () => {
       '--args',
       '7',
       '--',
+      '/bin/sh',
+      '-c',
+      GATE_SCRIPT,
+      'skills-mcp-gate',
       '/bin/true',
       'a b',
     ]);
@@ -198,7 +204,7 @@ describe('launcher', () => {
       stage: { dir: '/tmp/st', outer: [{ src: '/root/p', dest: '/tmp/st/0', write: false }] },
     });
     expect(control(d)).toEqual([
-      '6,7,8,9,10,11,12',
+      '3,4,6,7,8,9,10,11,12',
       '64',
       '5',
       '1024',
@@ -219,6 +225,10 @@ describe('launcher', () => {
       '--args',
       '7',
       '--',
+      '/bin/sh',
+      '-c',
+      GATE_SCRIPT,
+      'skills-mcp-gate',
       '/bin/true',
       'a b',
     ]);
