@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { bwrapArgs, encodeArgs, groupFile, orderBinds, passwdFile } from '../../src/sandbox/bwrap-args.js';
 import type { HostLayout } from '../../src/sandbox/host-layout.js';
-import { FD, GATE_SCRIPT, LAUNCHER_SCRIPT, launchData, launcherSpec, WAITER_SCRIPT } from '../../src/sandbox/launcher.js';
+import {
+  FD,
+  GATE_SCRIPT,
+  LAUNCHER_SCRIPT,
+  launchData,
+  launcherSpec,
+  WAITER_SCRIPT,
+} from '../../src/sandbox/launcher.js';
 import { BASH, NPROC_SCRIPT, nprocArgv, SHIM_SCRIPT, shimArgv } from '../../src/sandbox/shim.js';
 
 const layout: HostLayout = {
