@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, readdirSync } from 'node:fs';
+import { chmodSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,4 +82,18 @@ function makeWritable(dir: string): void {
   if (st === undefined || !st.isDirectory()) return;
   chmodSync(dir, 0o700);
   for (const name of readdirSync(dir)) makeWritable(join(dir, name));
+}
+
+/** Every process's pid and command line, from /proc (those gone since the listing are skipped). */
+export function processes(): { pid: number; argv: string[] }[] {
+  const found: { pid: number; argv: string[] }[] = [];
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue;
+    try {
+      found.push({ pid: Number(name), argv: readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0') });
+    } catch {
+      // gone since the listing
+    }
+  }
+  return found;
 }

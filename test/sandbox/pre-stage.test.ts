@@ -1,28 +1,20 @@
-import { chownSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/stdio-client.js';
-import { isAlive, isLinux, isRoot, newSandbox, plan, tempDirs, text } from './helpers.js';
+import { isAlive, isLinux, isRoot, newSandbox, plan, processes, tempDirs, text } from './helpers.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
 
 /** Pids of waiting launchers that pre-staged `folder` (a stager bwrap wrapping the launcher's bash). */
-function preStagedLaunchers(folder: string): number[] {
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    let argv: string[];
-    try {
-      argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-    } catch {
-      continue;
-    }
-    if (argv[0]?.endsWith('bwrap') && argv.includes('skills-mcp-launcher') && argv.includes(folder))
-      pids.push(Number(name));
-  }
-  return pids;
-}
+const preStagedLaunchers = (folder: string): number[] =>
+  processes()
+    .filter(
+      ({ argv }) =>
+        argv[0]?.endsWith('bwrap') && argv.includes('skills-mcp-launcher') && argv.includes(folder),
+    )
+    .map((p) => p.pid);
 
 // Only a root server stages: it runs scripts as uid 65534, which cannot reach folders below a private home.
 describe.skipIf(!isLinux || !isRoot)('bwrap adapter as root: pre-staged launchers', () => {

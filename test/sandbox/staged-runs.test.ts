@@ -8,22 +8,13 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { builtCli, tempDir } from '../helpers/temp-dir.js';
-import { isLinux, isRoot, newSandbox, plan, text } from './helpers.js';
+import { isLinux, isRoot, newSandbox, plan, processes, text } from './helpers.js';
 
 /** Pids whose command line is exactly `argv`. */
-function pidsRunning(argv: readonly string[]): number[] {
-  const want = `${argv.join('\0')}\0`;
-  const pids: number[] = [];
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') === want) pids.push(Number(name));
-    } catch {
-      // gone since the listing
-    }
-  }
-  return pids;
-}
+const pidsRunning = (argv: readonly string[]): number[] =>
+  processes()
+    .filter((p) => p.argv.join('\0') === `${argv.join('\0')}\0`)
+    .map((p) => p.pid);
 
 /** The command lines of `pid`'s ancestors, nearest first. */
 function ancestorsOf(pid: number): string[][] {
@@ -48,22 +39,11 @@ const startedBelow = (pid: number, args: readonly string[]) =>
   );
 
 /** Whether a launcher waits inside a stager that mounted `folder` or a folder below it. */
-function preStagedFor(folder: string): boolean {
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const argv = readFileSync(`/proc/${name}/cmdline`, 'utf8').split('\0');
-      if (
-        argv.includes('skills-mcp-launcher') &&
-        argv.some((a) => a.startsWith(`${folder}/`) || a === folder)
-      )
-        return true;
-    } catch {
-      // gone since the listing
-    }
-  }
-  return false;
-}
+const preStagedFor = (folder: string): boolean =>
+  processes().some(
+    ({ argv }) =>
+      argv.includes('skills-mcp-launcher') && argv.some((a) => a === folder || a.startsWith(`${folder}/`)),
+  );
 
 const temps: (() => void)[] = [];
 afterAll(() => {
