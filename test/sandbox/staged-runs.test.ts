@@ -1,7 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -114,13 +113,17 @@ describe.skipIf(!isLinux || !isRoot)(
   () => {
     it('takes a run it staged for the call with it, and the next server removes its scratch folders', async () => {
       const f = fixture();
+      // Its own temp folder: another test's server sweeps a dead server's scratch folders from the shared one.
+      const scratch = tempDir('skills-mcp-scratch-');
+      temps.push(scratch.cleanup);
+      chmodSync(scratch.dir, 0o755);
       const seconds = uniqueSeconds();
       const server = spawn(
         process.execPath,
         [builtCli, 'run', 'sleeper', '--input', JSON.stringify({ seconds }), ...f.args],
         {
           stdio: ['pipe', 'ignore', 'pipe'],
-          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.dir },
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: f.dir, TMPDIR: scratch.dir },
         },
       );
       let stderr = '';
@@ -142,10 +145,10 @@ describe.skipIf(!isLinux || !isRoot)(
       }
       // What it could not clean up, its scratch folders, goes with the next server's first run.
       const leftovers = () =>
-        readdirSync(tmpdir()).filter((n) => n.startsWith(`skills-mcp-stage-${server.pid}-`));
+        readdirSync(scratch.dir).filter((n) => n.startsWith(`skills-mcp-stage-${server.pid}-`));
       expect(leftovers()).toHaveLength(1);
       const next = runCli(['run', 'sleeper', '--input', JSON.stringify({ seconds: '0' }), ...f.args], {
-        env: { HOME: f.dir },
+        env: { HOME: f.dir, TMPDIR: scratch.dir },
       });
       expect(next.code, next.stderr).toBe(0);
       expect(leftovers()).toEqual([]);
