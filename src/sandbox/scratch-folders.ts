@@ -1,4 +1,4 @@
-import { lstat, mkdtemp, readdir, rmdir, unlink } from 'node:fs/promises';
+import { lstat, mkdtemp, readdir, rmdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
 
 /** Whether process `pid` exists (EPERM: it does, owned by someone else). */
@@ -12,10 +12,23 @@ function exists(pid: number): boolean {
 }
 
 /**
- * Makes `<parent>/<prefix><pid>-XXXXXX`, a folder of this server's, after removing the ones servers that died
- * without cleaning up left there (a server killed with SIGKILL cannot). A leftover is only ever an empty folder,
- * with for some prefixes a file beside it (`besideOf(folder)`): both are removed only when they are this user's, of
- * that type, and their pid is gone, and never recursively, so nothing else in a shared folder is touched.
+ * This process's pid namespace (the inode of `/proc/self/ns/pid`): a pid says whether its server lives only to a
+ * process in the same namespace (a container sharing the parent folder has its own).
+ */
+async function pidNamespace(): Promise<string | undefined> {
+  try {
+    return String((await stat('/proc/self/ns/pid')).ino);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Makes `<parent>/<prefix><pid>-<pid namespace>-XXXXXX`, a folder of this server's, after removing the ones servers
+ * that died without cleaning up left there (a server killed with SIGKILL cannot). A leftover is only ever an empty
+ * folder, with for some prefixes a file beside it (`besideOf(folder)`): both are removed only when they are this
+ * user's, of that type, and their pid is gone from this pid namespace, and never recursively, so nothing else in a
+ * shared folder is touched. Without a pid namespace to read, nothing is removed.
  */
 export async function makeScratchFolder(
   parent: string,
@@ -23,10 +36,11 @@ export async function makeScratchFolder(
   besideOf?: (folder: string) => string,
 ): Promise<string> {
   const uid = process.getuid?.();
-  const pattern = new RegExp(`^${prefix.replace(/[-.]/g, '\\$&')}(\\d+)-[A-Za-z0-9]{6}$`);
-  for (const name of await readdir(parent).catch(() => [] as string[])) {
+  const ns = await pidNamespace();
+  const pattern = new RegExp(`^${prefix.replace(/[-.]/g, '\\$&')}(\\d+)-(\\d+)-[A-Za-z0-9]{6}$`);
+  for (const name of ns === undefined ? [] : await readdir(parent).catch(() => [] as string[])) {
     const m = pattern.exec(name);
-    if (m === null || Number(m[1]) === process.pid || exists(Number(m[1]))) continue;
+    if (m === null || m[2] !== ns || Number(m[1]) === process.pid || exists(Number(m[1]))) continue;
     const dir = join(parent, name);
     const mine = async (path: string, folder: boolean) => {
       const st = await lstat(path).catch(() => undefined);
@@ -38,5 +52,5 @@ export async function makeScratchFolder(
     if (beside !== undefined && (await mine(beside, false))) await unlink(beside).catch(() => undefined);
     if (await mine(dir, true)) await rmdir(dir).catch(() => undefined);
   }
-  return mkdtemp(join(parent, `${prefix}${process.pid}-`));
+  return mkdtemp(join(parent, `${prefix}${process.pid}-${ns ?? 'x'}-`));
 }
