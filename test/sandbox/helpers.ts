@@ -1,4 +1,4 @@
-import { chmodSync, lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -96,4 +96,49 @@ export function processes(): { pid: number; argv: string[] }[] {
     }
   }
   return found;
+}
+
+/** Pids whose command line is exactly `argv`. */
+export const pidsRunning = (argv: readonly string[]): number[] =>
+  processes()
+    .filter((p) => p.argv.join('\0') === `${argv.join('\0')}\0`)
+    .map((p) => p.pid);
+
+/** The parent of process `pid`, from /proc (undefined once it is gone). */
+export function parentOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Writes, in `dir`, the skill `sleeper` (its script sleeps for its input's `seconds`, a string of digits: a test
+ * finds the script by its command line, `sleep <seconds>`) and a config allowing it; returns the server's arguments
+ * with an audit log in `dir`.
+ */
+export function sleeperFixture(dir: string): { args: string[]; audit: string } {
+  const skills = join(dir, 'skills');
+  mkdirSync(join(skills, 'sleeper', 'scripts'), { recursive: true, mode: 0o755 });
+  writeFileSync(
+    join(skills, 'sleeper', 'SKILL.md'),
+    '---\nname: sleeper\ndescription: Sleeps. Use in tests.\nentry_point: scripts/main.sh\ninput_schema:\n' +
+      '  type: object\n  properties:\n    seconds: { type: string, pattern: "^[0-9]+(\\\\.[0-9]+)?$" }\n' +
+      '  required: [seconds]\n---\n\nSleeps.\n',
+    { mode: 0o644 },
+  );
+  writeFileSync(
+    join(skills, 'sleeper', 'scripts', 'main.sh'),
+    '#!/bin/bash\nexec sleep "$(sed -E \'s/.*"seconds": *"([0-9.]+)".*/\\1/\')"\n',
+    { mode: 0o755 },
+  );
+  const config = join(dir, 'skills-mcp.yaml');
+  writeFileSync(
+    config,
+    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - { skill: sleeper, action: allow }\n',
+  );
+  const audit = join(dir, 'audit.db');
+  return { audit, args: ['--skills', skills, '--config', config, '--audit', audit] };
 }

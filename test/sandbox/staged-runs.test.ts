@@ -1,28 +1,30 @@
 import { spawn } from 'node:child_process';
 import { randomInt } from 'node:crypto';
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { builtCli, tempDir } from '../helpers/temp-dir.js';
-import { isLinux, isRoot, newSandbox, plan, processes, text } from './helpers.js';
-
-/** Pids whose command line is exactly `argv`. */
-const pidsRunning = (argv: readonly string[]): number[] =>
-  processes()
-    .filter((p) => p.argv.join('\0') === `${argv.join('\0')}\0`)
-    .map((p) => p.pid);
+import {
+  isLinux,
+  isRoot,
+  newSandbox,
+  parentOf,
+  pidsRunning,
+  plan,
+  processes,
+  sleeperFixture,
+  text,
+} from './helpers.js';
 
 /** The command lines of `pid`'s ancestors, nearest first. */
 function ancestorsOf(pid: number): string[][] {
   const chain: string[][] = [];
-  for (let p = pid; p > 1;) {
+  for (let p = parentOf(pid); p !== undefined && p > 1; p = parentOf(p)) {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, 'utf8');
-      p = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-      if (p > 1) chain.push(readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0'));
+      chain.push(readFileSync(`/proc/${p}/cmdline`, 'utf8').split('\0'));
     } catch {
       break;
     }
@@ -49,34 +51,12 @@ afterAll(() => {
   for (const cleanup of temps.splice(0)) cleanup();
 });
 
-/** A root-only folder with the skill `sleeper`, whose script sleeps for its input's `seconds`, and a config allowing it. */
+/** A root-only folder with the skill `sleeper` (`sleeperFixture`). */
 function fixture() {
   const t = tempDir('skills-mcp-killed-');
   temps.push(t.cleanup);
   chmodSync(t.dir, 0o700); // 65534 cannot pass through it
-  const skills = join(t.dir, 'skills');
-  mkdirSync(join(skills, 'sleeper', 'scripts'), { recursive: true });
-  writeFileSync(
-    join(skills, 'sleeper', 'SKILL.md'),
-    '---\nname: sleeper\ndescription: Sleeps. Use in tests.\nentry_point: scripts/main.sh\ninput_schema:\n' +
-      '  type: object\n  properties:\n    seconds: { type: string, pattern: "^[0-9]+(\\\\.[0-9]+)?$" }\n' +
-      '  required: [seconds]\n---\n\nSleeps.\n',
-  );
-  writeFileSync(
-    join(skills, 'sleeper', 'scripts', 'main.sh'),
-    '#!/bin/bash\nexec sleep "$(sed -E \'s/.*"seconds": *"([0-9.]+)".*/\\1/\')"\n',
-    { mode: 0o755 },
-  );
-  const config = join(t.dir, 'skills-mcp.yaml');
-  writeFileSync(
-    config,
-    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - { skill: sleeper, action: allow }\n',
-  );
-  return {
-    dir: t.dir,
-    skills,
-    args: ['--skills', skills, '--config', config, '--audit', join(t.dir, 'audit.db')],
-  };
+  return { dir: t.dir, args: sleeperFixture(t.dir).args };
 }
 
 /** A duration no other process on the machine uses: the test finds the script's process by its command line. */

@@ -1,27 +1,18 @@
 import { randomInt } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { isAlive, isLinux, isRoot, processes } from './helpers.js';
+import { isAlive, isLinux, isRoot, parentOf, pidsRunning, processes, sleeperFixture } from './helpers.js';
 
 const temps: (() => void)[] = [];
 afterAll(() => {
   for (const cleanup of temps.splice(0)) cleanup();
 });
 
-function parentOf(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
-  } catch {
-    return undefined;
-  }
-}
-
+/** Whether one of `ancestors` is an ancestor of process `pid`. */
 function isBelow(pid: number, ancestors: readonly number[]): boolean {
   for (let p = parentOf(pid); p !== undefined && p > 1; p = parentOf(p))
     if (ancestors.includes(p)) return true;
@@ -39,45 +30,16 @@ function charsRead(pid: number): number {
   }
 }
 
-/** Pids whose command line is exactly `argv`. */
-const pidsRunning = (argv: readonly string[]): number[] =>
-  processes()
-    .filter((p) => p.argv.join('\0') === `${argv.join('\0')}\0`)
-    .map((p) => p.pid);
-
 /**
- * A skill folder with `sleeper`, whose script sleeps for its input's `seconds`: open to anyone, or (`closed`) below a
- * folder only root may pass through, which a root server stages ahead of the next call.
+ * A folder with the skill `sleeper` (`sleeperFixture`): open to anyone, or (`closed`) one only root may pass through,
+ * whose skills a root server stages ahead of the next call.
  */
 function fixture(closed: boolean) {
   const t = tempDir('skills-mcp-gate-');
   temps.push(t.cleanup);
   chmodSync(t.dir, closed ? 0o700 : 0o755);
-  const skills = join(t.dir, 'skills');
-  mkdirSync(join(skills, 'sleeper', 'scripts'), { recursive: true, mode: 0o755 });
-  writeFileSync(
-    join(skills, 'sleeper', 'SKILL.md'),
-    '---\nname: sleeper\ndescription: Sleeps. Use in tests.\nentry_point: scripts/main.sh\ninput_schema:\n' +
-      '  type: object\n  properties:\n    seconds: { type: string, pattern: "^[0-9]+(\\\\.[0-9]+)?$" }\n' +
-      '  required: [seconds]\n---\n\nSleeps.\n',
-    { mode: 0o644 },
-  );
-  writeFileSync(
-    join(skills, 'sleeper', 'scripts', 'main.sh'),
-    '#!/bin/bash\nexec sleep "$(sed -E \'s/.*"seconds": *"([0-9.]+)".*/\\1/\')"\n',
-    { mode: 0o755 },
-  );
-  const config = join(t.dir, 'skills-mcp.yaml');
-  writeFileSync(
-    config,
-    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - { skill: sleeper, action: allow }\n',
-  );
-  const audit = join(t.dir, 'audit.db');
-  return {
-    dir: t.dir,
-    audit,
-    args: ['--skills', skills, '--config', config, '--audit', audit, '--no-watch'],
-  };
+  const { args, audit } = sleeperFixture(t.dir);
+  return { dir: t.dir, audit, args: [...args, '--no-watch'] };
 }
 
 /** How many calls the audit log records as started. */
@@ -114,7 +76,7 @@ describe.skipIf(!isLinux)("the sandbox's start gate", () => {
       const seconds = `600.${randomInt(100_000, 999_999)}`;
       const script = ['sleep', seconds];
       let launchers: number[] = [];
-      const resume = (pid: number, signal: NodeJS.Signals) => {
+      const send = (pid: number, signal: NodeJS.Signals) => {
         try {
           process.kill(pid, signal);
         } catch {
@@ -194,9 +156,9 @@ describe.skipIf(!isLinux)("the sandbox's start gate", () => {
         await sleep(300);
         expect(pidsRunning(script), 'the script started after the server was gone').toEqual([]);
       } finally {
-        resume(server, 'SIGKILL');
-        for (const pid of launchers) resume(pid, 'SIGCONT');
-        for (const pid of pidsRunning(script)) resume(pid, 'SIGKILL');
+        send(server, 'SIGKILL');
+        for (const pid of launchers) send(pid, 'SIGCONT');
+        for (const pid of pidsRunning(script)) send(pid, 'SIGKILL');
         await c.close().catch(() => undefined);
       }
     },
