@@ -1,3 +1,5 @@
+import { isProcessAlive } from '../is-process-alive.js';
+
 /** The server process that owns a session, as recorded in `session_started`. */
 export interface SessionOwner {
   pid: number;
@@ -11,11 +13,5 @@ export interface SessionOwner {
  */
 export function isOwnerAlive(owner: SessionOwner, self: SessionOwner): boolean {
   if (owner.host !== self.host) return true;
-  if (owner.pid === self.pid) return true;
-  try {
-    process.kill(owner.pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  return owner.pid === self.pid || isProcessAlive(owner.pid);
 }

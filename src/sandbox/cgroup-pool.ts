@@ -3,6 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { mkdir, readFile, readdir, rmdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isProcessAlive } from '../is-process-alive.js';
 import type { Logger } from '../log.js';
 import type { CgroupSupport } from './detect-cgroups.js';
 
@@ -66,12 +67,8 @@ async function sweepStale(parents: string[]): Promise<void> {
     for (const name of await readdir(parent).catch(() => [] as string[])) {
       const m = /^skills-mcp-(\d+)-[0-9a-f]+$/.exec(name);
       if (m === null) continue;
-      try {
-        process.kill(Number(m[1]), 0);
-        continue; // its server is alive
-      } catch {
-        // dead: end what is left in its run cgroups, remove them, then it
-      }
+      if (isProcessAlive(Number(m[1]))) continue;
+      // Its server is dead: end what is left in its run cgroups, remove them, then it.
       const dir = join(parent, name);
       const runs = (await readdir(dir, { withFileTypes: true }).catch(() => []))
         .filter((child) => child.isDirectory())

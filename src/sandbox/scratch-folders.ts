@@ -1,19 +1,10 @@
 import { lstat, mkdtemp, readdir, rmdir, stat, unlink } from 'node:fs/promises';
 import { join } from 'node:path';
-
-/** Whether process `pid` exists (EPERM: it does, owned by someone else). */
-function exists(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code !== 'ESRCH';
-  }
-}
+import { isProcessAlive } from '../is-process-alive.js';
 
 /**
- * This process's pid namespace (the inode of `/proc/self/ns/pid`): a pid says whether its server lives only to a
- * process in the same namespace (a container sharing the parent folder has its own).
+ * This process's pid namespace (the inode of `/proc/self/ns/pid`): a pid tells whether its server is alive only
+ * within its own namespace (a container sharing the parent folder has another).
  */
 async function pidNamespace(): Promise<string | undefined> {
   try {
@@ -40,7 +31,7 @@ export async function makeScratchFolder(
   const pattern = new RegExp(`^${prefix.replace(/[-.]/g, '\\$&')}(\\d+)-(\\d+)-[A-Za-z0-9]{6}$`);
   for (const name of ns === undefined ? [] : await readdir(parent).catch(() => [] as string[])) {
     const m = pattern.exec(name);
-    if (m === null || m[2] !== ns || Number(m[1]) === process.pid || exists(Number(m[1]))) continue;
+    if (m === null || m[2] !== ns || isProcessAlive(Number(m[1]))) continue;
     const dir = join(parent, name);
     const mine = async (path: string, folder: boolean) => {
       const st = await lstat(path).catch(() => undefined);

@@ -1,5 +1,6 @@
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isProcessAlive } from '../is-process-alive.js';
 
 export interface BundleHolds {
   /** Marks the copy of `sha256` in use by this process until the returned function is called (idempotent). */
@@ -40,18 +41,6 @@ export function createBundleHolds(root: string): BundleHolds {
     };
   };
   return { hold };
-}
-
-/** Whether process `pid` exists on this host (a recycled pid only keeps a copy longer). */
-export function isProcessAlive(pid: number): boolean {
-  if (!Number.isSafeInteger(pid) || pid <= 0) return false;
-  if (pid === process.pid) return true;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 /** The bundles some live process holds; holds left by processes that are gone are removed on the way. */

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { lstatSync, readdirSync, renameSync } from 'node:fs';
 import { join } from 'node:path';
-import { heldBundles, isProcessAlive } from './bundle-holds.js';
+import { isProcessAlive } from '../is-process-alive.js';
+import { heldBundles } from './bundle-holds.js';
 import { removeSealedTree } from './remove-sealed-tree.js';
 
 export interface PruneBundlesOptions {
