@@ -55,6 +55,34 @@ describe('approvals over Streamable HTTP (built binary, real sandbox)', () => {
     expect(asked).toHaveLength(1);
   });
 
+  it('answers a legacy POST that needs nothing more as JSON, and streams one that asks for an approval', async () => {
+    const url = await start();
+    /** Each POST's JSON-RPC method (or "reply") and the content type of its answer. */
+    const answered: string[] = [];
+    const watch: typeof fetch = async (input, init) => {
+      const res = await fetch(input, init);
+      if (init?.method === 'POST') {
+        const { method } = JSON.parse(init.body as string) as { method?: string };
+        answered.push(`${method ?? 'reply'}: ${res.headers.get('content-type') ?? res.status}`);
+      }
+      return res;
+    };
+    const c = await connectClient(url, 'legacy', TOKEN, watch);
+    clients.push(c);
+    const asked = answering(c, [approve('approved')]);
+    expect((await c.client.listTools()).tools.map((t) => t.name)).toContain('echo');
+    const r = await c.client.callTool({ name: 'echo', arguments: { text: 'streamed' } });
+    expect(r.structuredContent).toEqual({ echo: { text: 'streamed' }, ok: true });
+    expect(asked).toHaveLength(1);
+    expect(answered).toEqual([
+      'initialize: application/json',
+      'notifications/initialized: 202',
+      'tools/list: application/json',
+      'tools/call: text/event-stream',
+      'reply: 202',
+    ]);
+  });
+
   it("keeps one legacy session's grant and loop guard from another", async () => {
     const url = await start();
     const a = await connect(url, 'legacy');

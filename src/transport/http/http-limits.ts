@@ -36,7 +36,11 @@ export interface HttpLimits {
   maxConnections: number;
   /** `/healthz` reports session and in-flight counts to callers without a token (no token configured). */
   healthDetails: boolean;
-  /** Idle time after a busy spell before the server collects garbage and gives the memory back. */
+  /**
+   * Idle time after a busy spell before the server collects garbage and gives the memory back. A full collection of
+   * an idle heap also drops most of V8's optimized code, so a pause of a few seconds between calls (a model thinking)
+   * is not taken for idleness: the next calls would run slower while their code compiles again.
+   */
   reclaimIdleMs: number;
 }
 
@@ -53,5 +57,5 @@ export const DEFAULT_HTTP_LIMITS: HttpLimits = {
   headersTimeoutMs: 10_000,
   maxConnections: 1024,
   healthDetails: false,
-  reclaimIdleMs: 2_000,
+  reclaimIdleMs: 10_000,
 };

@@ -86,7 +86,8 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
   /**
    * Serves one request of the session through the SDK's web-standard session transport, as its Node wrapper would:
    * a client that goes away aborts the request and cancels the answer's stream; an event stream's head goes out
-   * after one turn without an event (at once for a GET stream, which may wait long for its first).
+   * after one turn without an event (at once for a GET stream, which may wait long for its first). A POST answered
+   * within that turn, with nothing else sent on its stream (a read-only tool, a list), gets its answer as JSON.
    */
   const serve = async (
     s: Session,
