@@ -20,15 +20,21 @@ const SSE_HEADERS = {
   'mcp-session-id': 'session-1',
 };
 
-/** An event stream that sends each step's text, or waits `ms` when a step is a number, then ends. */
-function stream(steps: (string | number)[]): Response {
+/**
+ * An event stream that sends each step's text, or waits `ms` when a step is a number, then ends (or fails, with
+ * `fail`).
+ */
+function stream(steps: (string | number)[], fail = false): Response {
   const body = new ReadableStream<Uint8Array>({
     async start(controller) {
       for (const step of steps) {
         if (typeof step === 'number') await sleep(step);
         else controller.enqueue(enc.encode(step));
       }
-      controller.close();
+      // A few microtasks, still within the turn: the reader takes what was sent before the stream fails.
+      for (let i = 0; i < 5; i++) await Promise.resolve();
+      if (fail) controller.error(new Error('the body failed'));
+      else controller.close();
     },
   });
   return new Response(body, { status: 200, headers: SSE_HEADERS });
@@ -111,6 +117,12 @@ describe('writeWebResponse (a real Node HTTP server and client)', () => {
     const resumable = await serve(() => stream([event(ANSWER, 'stream-1_0')]), 'next-turn');
     expect(resumable.headers['content-type']).toBe('text/event-stream');
     expect(resumable.body).toBe(event(ANSWER, 'stream-1_0'));
+  });
+
+  it('never makes a JSON answer of a stream that failed after its message', async () => {
+    const got = await serve(() => stream([event(ANSWER)], true), 'next-turn');
+    expect(got.headers['content-type']).toBe('text/event-stream');
+    expect(got.body).toBe(event(ANSWER));
   });
 
   it('leaves other modes as event streams', async () => {

@@ -2,7 +2,8 @@ import type { ServerResponse } from 'node:http';
 
 /**
  * When an event stream's head is sent if no event is ready: at once; after one turn of the event loop, where a
- * stream that carried one answer and ended within that turn leaves as a JSON answer instead; or with the first event.
+ * stream that carried one message and ended within that turn leaves as that message in JSON instead; or with the
+ * first event.
  */
 export type EventStreamHead = 'now' | 'next-turn' | 'first-event';
 
@@ -44,9 +45,10 @@ export function singleMessage(chunks: readonly Uint8Array[]): Uint8Array | undef
  * cancelled, which ends the exchange for the SDK). An event stream's events are written as they come, but those
  * that come together (an answer and the stream's end, in one turn) leave in one write; any other body (a JSON
  * answer, made whole) is written with the response's end, so head, body and end leave in one write. With
- * `next-turn`, an event stream that carried a single message and ended before its head was due is sent as that
- * message in a JSON body (`application/json`, which a Streamable HTTP client accepts for any POST): the client then
- * has no event stream to parse. Never rejects: a body that fails midway ends the response.
+ * `next-turn`, an event stream that carried a single message and ended before its head was due (the SDK ends a
+ * POST's stream once the POST is answered, or when its session closes) is sent as that message in a JSON body
+ * (`application/json`, which a Streamable HTTP client accepts for any POST): the client then has no event stream to
+ * parse. Never rejects: a body that fails midway ends the response, and is never made a JSON answer.
  */
 export async function writeWebResponse(
   res: ServerResponse,
@@ -83,6 +85,7 @@ export async function writeWebResponse(
     res.uncork();
   };
   let held: Uint8Array | undefined;
+  let failed = false;
   let waiting: (() => void) | undefined;
   const wake = () => {
     waiting?.();
@@ -120,6 +123,7 @@ export async function writeWebResponse(
     }
   } catch {
     // The body failed midway: end what was sent.
+    failed = true;
   } finally {
     clearImmediate(head);
     res.off('drain', wake);
@@ -127,7 +131,7 @@ export async function writeWebResponse(
     if (!signal.aborted) reader.releaseLock();
   }
   if (early !== undefined) {
-    const message = signal.aborted ? undefined : singleMessage(early);
+    const message = signal.aborted || failed ? undefined : singleMessage(early);
     if (message === undefined) sendEarly();
     else return void endWithJson(res, response.status, headers, message);
   }
