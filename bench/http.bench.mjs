@@ -24,10 +24,10 @@
 // of the bare server's in the same round and era, and each server's CPU time per call (connect, calls, end of session).
 //
 // Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
-// build's cli.js), BENCH_HTTP_ROUNDS (rounds of the second and third passes, default 4, at least 2), BENCH_CPU_PROF (a folder for the servers' CPU profiles), BENCH_BASELINE_CLI (another
-// build's cli.js, e.g. a copy of dist/ from before a change inside a copy of the package: it serves too, and runs
-// right after this build in every round and era, so before and after share the noise; its rows and RSS are printed
-// and kept in the JSON).
+// build's cli.js), BENCH_HTTP_ROUNDS (rounds of the second and third passes, default 4, at least 2),
+// BENCH_CPU_PROF (a folder for the servers' CPU profiles), BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of
+// dist/ from before a change inside a copy of the package: it serves too, and runs right after this build in every
+// round and era, so before and after share the noise; its rows and RSS are printed and kept in the JSON).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -358,8 +358,10 @@ async function main() {
     const errors = runs.reduce((a, r) => a + r.errors, 0);
     /** Median calls/s ratio of `rs` that are (not) right after an idle spell, per era and over both. */
     const ratiosOf = (rs, afterIdle) => {
-      const of = (era) => rs.filter((r) => r.afterIdle === afterIdle && (era === undefined || r.era === era));
-      const list = (era) => of(era).map((r) => r.throughputRatio);
+      const list = (era) =>
+        rs
+          .filter((r) => r.afterIdle === afterIdle && (era === undefined || r.era === era))
+          .map((r) => r.throughputRatio);
       return {
         legacy: median(list(LEGACY)),
         modern: median(list(MODERN)),
@@ -380,8 +382,8 @@ async function main() {
         .join(' ')}`,
     );
     out();
-    /** A load run's row; `ratio` is its calls/s against the bare server's in the same round and era. */
-    const row = (label, r, ratio) => [
+    /** A load run's row, with its calls/s against the bare server's in the same round and era (the bare's: 1). */
+    const row = (label, r) => [
       label,
       `${r.pass}.${r.round}${r.afterIdle ? ' (after idle)' : ''}`,
       r.clients,
@@ -394,7 +396,7 @@ async function main() {
       r.max,
       r.sessionsDuring,
       r.serverCpuMsPerCall ?? '-',
-      `${ratio.toFixed(2)}×`,
+      `${(r.throughputRatio ?? 1).toFixed(2)}×`,
     ];
     table([
       [
@@ -413,11 +415,9 @@ async function main() {
         'calls/s vs bare',
       ],
       ...runs.flatMap((r, i) => [
-        row(`${r.era} era`, r, r.throughputRatio),
-        ...(baseRuns[i] === undefined
-          ? []
-          : [row(`  baseline build, ${baseRuns[i].era} era`, baseRuns[i], baseRuns[i].throughputRatio)]),
-        row(`  bare SDK server, ${bareRuns[i].era} era`, bareRuns[i], 1),
+        row(`${r.era} era`, r),
+        ...(baseRuns[i] === undefined ? [] : [row(`  baseline build, ${baseRuns[i].era} era`, baseRuns[i])]),
+        row(`  bare SDK server, ${bareRuns[i].era} era`, bareRuns[i]),
       ]),
       sandboxed.measured
         ? [
