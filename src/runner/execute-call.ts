@@ -227,10 +227,16 @@ export interface Finished {
 export async function runLaunch(
   launch: Launch,
   deps: ExecuteDeps,
-  opts: { signal?: AbortSignal; onOutput?: (stream: 'stdout' | 'stderr', bytes: number) => void },
+  opts: {
+    signal?: AbortSignal;
+    /** The go for the run (see `RunOptions.ready`). */
+    ready?: Promise<void>;
+    onOutput?: (stream: 'stdout' | 'stderr', bytes: number) => void;
+  },
 ): Promise<Finished> {
   const result = await deps.sandbox.run(launch.plan, {
     ...(opts.signal === undefined ? {} : { signal: opts.signal }),
+    ...(opts.ready === undefined ? {} : { ready: opts.ready }),
     onOutput: (c) => opts.onOutput?.(c.stream, c.bytes),
   });
   // The whole call folder counts against the quota, not just files/: over it, nothing of the call is kept.

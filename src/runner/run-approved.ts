@@ -2,7 +2,7 @@ import type { CallLog } from '../audit/call-log.js';
 import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
-import { isSkillsError, type SkillsError } from '../errors.js';
+import { isSkillsError, SkillsError } from '../errors.js';
 import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
@@ -103,15 +103,17 @@ async function startAndRun(
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
   if (audit.leaseFresh?.() === false)
     return { result: await endLeaseLost(sessionId, callId, write, started) };
-  try {
-    await write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
-  } catch (e) {
-    if (!isStoppedRefusal(e)) throw e;
-    // Stopped on another replica since this call was let through: it ends unrun, as a stopped session's calls do.
-    return { result: await endStopped() };
-  }
+  const recorded = write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
   let installed: string[] | undefined;
+  let durable: Promise<void> = recorded;
   if (launch.install !== undefined && exec.envs !== undefined) {
+    try {
+      await recorded;
+    } catch (e) {
+      if (!isStoppedRefusal(e)) throw e;
+      // Stopped on another replica since this call was let through: it ends unrun, as a stopped session's calls do.
+      return { result: await endStopped() };
+    }
     // The approval covered install + run; `tool_call_started` (durable) records that this call installs.
     void ctx.progress?.(0, `installing the skill environment (${launch.install.id.slice(0, 12)})`);
     try {
@@ -123,24 +125,45 @@ async function startAndRun(
       );
       return { result: refused('error', `${e.message}\nHint: ${e.hint ?? ''}`, e.code, callId) };
     }
+    durable = Promise.resolve();
   }
-  // Right before the hand-off: a process stalled since `tool_call_started` may have been swept by a peer meanwhile.
-  if (audit.leaseFresh?.() === false)
-    return {
-      result: await endLeaseLost(sessionId, callId, async (ev) => audit.append(ev), started),
-    };
-  void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
+  // The sandbox gets the run ready (launcher, limits, arguments) while `tool_call_started` is written, and hands it
+  // over only once that record is durable and, right before, the lease is still fresh (a process stalled since
+  // the record may have been swept by a peer meanwhile).
+  const handOff = durable.then(() => {
+    if (audit.leaseFresh?.() === false)
+      throw new SkillsError('AUDIT_LEASE_LOST', 'the audit lease is not fresh');
+    void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
+  });
+  // Whatever the sandbox does first, this promise's failure is handled below.
+  handOff.catch(() => undefined);
+  // The record leaves for the audit writer at the end of this turn of the event loop (requests of one turn share a
+  // commit): the sandbox's preparation, mostly synchronous, starts after it so the two overlap.
+  await new Promise((resolve) => setImmediate(resolve));
   let seenOutput = false;
   let finished;
   try {
     finished = await runLaunch(launch, exec, {
       ...(ctx.signal === undefined ? {} : { signal: ctx.signal }),
+      ready: handOff,
       onOutput: () => {
         if (!seenOutput) void ctx.progress?.(1, 'output received');
         seenOutput = true;
       },
     });
   } catch (e) {
+    // Never handed over: nothing ran, and the call ends as it would have before the hand-off.
+    const notHandedOff = await handOff.then(
+      () => undefined,
+      (err: unknown) => ({ err }),
+    );
+    if (notHandedOff !== undefined) {
+      const { err } = notHandedOff;
+      if (isSkillsError(err) && err.code === 'AUDIT_LEASE_LOST')
+        return { result: await endLeaseLost(sessionId, callId, async (ev) => audit.append(ev), started) };
+      if (isStoppedRefusal(err)) return { result: await endStopped() };
+      throw err;
+    }
     const code = isSkillsError(e) ? e.code : 'INTERNAL';
     await audit.append(
       finishedEvent(sessionId, callId, code === 'SANDBOX_DENIED' ? 'sandbox_denied' : 'error', {

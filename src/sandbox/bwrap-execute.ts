@@ -4,7 +4,7 @@ import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bw
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
 import type { WorkspaceCopy } from './copy-workspace.js';
-import { FD, GATE_GO, launchData, type LaunchInput } from './launcher.js';
+import { FD, GATE_GO, launchData, type DropTo, type LaunchInput } from './launcher.js';
 import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
@@ -61,43 +61,37 @@ interface Chosen {
   launcher: Launcher;
   /** The binds as the sandbox's bwrap sees them. */
   inner: Bind[];
-  /** The chain stages first (a root launcher, not pre-staged). */
+  /** The chain stages first (a root launcher, not pre-staged), then drops to the sandbox user with setpriv. */
   stage?: LaunchInput['stage'];
-  /** The launcher runs as root and drops to the sandbox user with setpriv. */
-  drop: boolean;
 }
 
 /**
  * The launcher for a run. Not root: one running as the server. Root: one running as 65534 when that user can reach
- * every source; else a pre-staged one that already mounted them (`stage-mounts.ts`); else a root one whose chain
- * stages them first, and the pool pre-stages their folders for the next call.
+ * every source; else a pre-staged one that already mounted them (`stage-mounts.ts`) and dropped to 65534; else a
+ * root one whose chain stages them first, and the pool pre-stages their folders for the next call.
  */
 async function chooseLauncher(
   ctx: ExecuteContext,
   pool: LauncherPool,
   bwrap: string,
+  dropTo: DropTo | undefined,
   binds: Bind[],
 ): Promise<Chosen> {
   const { uid, gid } = ctx.sandboxId;
-  if (!ctx.isRoot) return { launcher: await pool.take(undefined), inner: binds, drop: false };
+  if (dropTo === undefined) return { launcher: await pool.take(undefined), inner: binds };
   const unreachable = new Set(binds.filter((b) => !isReachableBy(b.src, uid, gid)).map((b) => b.src));
-  if (unreachable.size === 0) return { launcher: await pool.take(ctx.sandboxId), inner: binds, drop: false };
+  if (unreachable.size === 0) return { launcher: await pool.take(ctx.sandboxId), inner: binds };
   const prestaged = pool.takeStaged((ps) => onPreStage(binds, unreachable, ps, uid, gid));
-  if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value, drop: true };
+  if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value };
   const dir = await ctx.stageDir();
   const roots = new Map<string, boolean>();
   for (const b of binds.filter((x) => unreachable.has(x.src))) {
     const root = stageRootOf(b.src, uid, gid);
     roots.set(root, roots.get(root) === true || b.write);
   }
-  pool.wantStaged(bwrap, dir, roots);
+  pool.wantStaged(bwrap, dir, roots, dropTo);
   const staged = stageBinds(binds, unreachable, dir);
-  return {
-    launcher: await pool.take(undefined),
-    inner: staged.inner,
-    stage: { dir, outer: staged.outer },
-    drop: true,
-  };
+  return { launcher: await pool.take(undefined), inner: staged.inner, stage: { dir, outer: staged.outer } };
 }
 
 /** One run through a waiting launcher: mounts, staging, cgroup limits, the launcher's data, the wait. */
@@ -110,8 +104,10 @@ export async function executeBwrap(
   workspaceCopy?: WorkspaceCopy,
 ): Promise<ExecuteOutcome> {
   const { isRoot, sandboxId, arch } = ctx;
-  const bwrap = host.bwrap;
-  if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
+  const { bwrap, setpriv } = host;
+  if (bwrap === undefined || (isRoot && setpriv === undefined)) throw sandboxDenied(host.probe);
+  // Root only: the sandbox user, and the setpriv that drops to it.
+  const dropTo = isRoot && setpriv !== undefined ? { ...sandboxId, setpriv } : undefined;
   host.launchers ??= createLauncherPool({
     ...(host.pool === undefined ? {} : { cgroups: host.pool }),
     deps: ctx.deps,
@@ -119,7 +115,7 @@ export async function executeBwrap(
     initial: isRoot ? sandboxId : undefined,
   });
   const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
-  const { launcher, inner, stage, drop } = await chooseLauncher(ctx, host.launchers, bwrap, binds);
+  const { launcher, inner, stage } = await chooseLauncher(ctx, host.launchers, bwrap, dropTo, binds);
   const lease = launcher.lease;
   try {
     if (lease !== undefined) {
@@ -159,8 +155,7 @@ export async function executeBwrap(
         ...(plan.network === 'none' ? { hosts: SANDBOX_HOSTS } : {}),
       },
       ...(seccomp === undefined ? {} : { seccomp }),
-      ...(drop && host.setpriv !== undefined ? { dropTo: { ...sandboxId, setpriv: host.setpriv } } : {}),
-      ...(stage === undefined ? {} : { stage }),
+      ...(stage === undefined || dropTo === undefined ? {} : { stage, dropTo }),
     });
     let info = '';
     let init: SandboxInit | undefined;
@@ -173,6 +168,8 @@ export async function executeBwrap(
     // (`GATE_SCRIPT`): only then may the script start.
     let go: (bytes: Uint8Array) => void = () => undefined;
     const gate = new Promise<Uint8Array>((resolve) => (go = resolve));
+    // Everything above only got the run ready: the launcher gets it once the caller says go.
+    await opts.ready;
     const outcome = await launcher.child.start({
       data: new Map<number, Uint8Array | Promise<Uint8Array>>([...data, [FD.go, gate]]),
       read: new Map([

@@ -50,6 +50,13 @@ export const LAUNCHER_SCRIPT = [
 export const WAITER_SCRIPT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
 
 /**
+ * `WAITER_SCRIPT` for a pre-staged launcher: the launcher itself (as the sandbox user, through setpriv) is the child
+ * it waits for, started ahead of the call, so neither the drop nor the fork is on the call's path. The waiter lets
+ * go of its copies of the launcher's stdio, cgroup files and pipes: only the launcher holds them.
+ */
+const STAGED_WAITER_SCRIPT = `{ trap - INT QUIT; exec "$@"; } <&0 & exec </dev/null >/dev/null 2>&1 ${CLOSE_PIPES} 13<&- 14<&-; wait $!; exit $?`;
+
+/**
  * The sandbox's first command, before the payload: it tells the server it is there (fd 4) and waits for its go
  * (fd 3). bubblewrap arms `--die-with-parent` in its outer process after creating the sandbox and in the sandbox's
  * first process only before this command runs, and checks neither time whether the parent is still there: a server
@@ -96,17 +103,38 @@ const PIPES = [
 /** Where the launcher moves the gate's pipes. */
 const GATE_FDS = [3, 4];
 
+/** Root only: the sandbox user a launcher drops to, with setpriv. */
+export interface DropTo {
+  uid: number;
+  gid: number;
+  setpriv: string;
+}
+
+const dropArgs = (d: DropTo) => [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
+
 /**
  * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), ten pipes. A root
- * launcher may be pre-staged: bash then waits inside a stager bwrap that already mounted `stage.ps`'s folders.
+ * launcher may be pre-staged: it then waits, as the sandbox user, below a root waiter (`STAGED_WAITER_SCRIPT`)
+ * inside a stager bwrap that already mounted `stage.ps`'s folders.
  */
 export function launcherSpec(
   cgroupFds: readonly [number, number],
-  stage?: { bwrap: string; ps: PreStage },
+  stage?: { bwrap: string; ps: PreStage; dropTo: DropTo },
 ): PrepareSpec {
   const bash = [...BASH, LAUNCHER_SCRIPT, 'skills-mcp-launcher'];
   const argv =
-    stage === undefined ? bash : [stage.bwrap, ...stagerArgs(stage.ps.dir, stage.ps.roots), '--', ...bash];
+    stage === undefined
+      ? bash
+      : [
+          stage.bwrap,
+          ...stagerArgs(stage.ps.dir, stage.ps.roots),
+          '--',
+          ...BASH,
+          STAGED_WAITER_SCRIPT,
+          'skills-mcp-waiter',
+          ...dropArgs(stage.dropTo),
+          ...bash,
+        ];
   return {
     command: argv[0]!,
     args: argv.slice(1),
@@ -126,7 +154,7 @@ export interface LaunchInput {
   files: { passwd: string; group: string; hosts?: string };
   seccomp?: Buffer;
   /** Root only: drop to this uid/gid with setpriv before the sandbox. */
-  dropTo?: { uid: number; gid: number; setpriv: string };
+  dropTo?: DropTo;
   /** Root only: stage these binds in a root mount namespace first (`stage-mounts.ts`). */
   stage?: { dir: string; outer: Bind[] };
 }
@@ -134,16 +162,14 @@ export interface LaunchInput {
 /**
  * The bytes for each launcher pipe but the gate's (the server answers there). The chain it execs (payload: the gate,
  * then the script's argv):
- * - `bwrap --args 7 -- payload` (server not root);
- * - `bash -c WAITER_SCRIPT setpriv --reuid=65534 … -- bwrap …` (server root, in a pre-staged launcher);
+ * - `bwrap --args 7 -- payload` (server not root; or root, with a launcher that is the sandbox user already: one
+ *   spawned as 65534, or a pre-staged one);
  * - `bwrap --args 6 -- bash -c WAITER_SCRIPT setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
  */
 export function launchData(i: LaunchInput): Map<number, Buffer> {
   let chain = [i.bwrap, '--args', String(FD.args), '--', ...GATE, ...i.payload];
   if (i.dropTo !== undefined) {
-    const d = i.dropTo;
-    const drop = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
-    chain = [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...drop, ...chain];
+    chain = [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...dropArgs(i.dropTo), ...chain];
   }
   const keep = [...GATE_FDS, FD.args, FD.passwd, FD.group, FD.info];
   const data = new Map<number, Buffer>([

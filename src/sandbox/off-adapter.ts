@@ -36,6 +36,7 @@ export function createOffAdapter(o: OffAdapterOptions): SandboxAdapter {
     async run(plan, opts = {}) {
       validatePlan(plan);
       const interp = await resolver.resolve(plan.argv[0]!);
+      await opts.ready;
       o.log.warn(
         { profile: plan.profile, argv0: plan.argv[0] },
         'running without a sandbox (operator config)',

@@ -92,6 +92,7 @@ export function createSeatbeltAdapter(o: SeatbeltAdapterOptions): SandboxAdapter
       const p = await probe();
       if (!p.healthy) throw sandboxDenied(p);
       const interp = await resolver.resolve(plan.argv[0]!);
+      await opts.ready;
       const real = async (paths: readonly string[]) => Promise.all(paths.map((x) => realpath(x)));
       const ws = plan.workspace;
       const tmpDir = await realpath(await mkdtemp(join(tmpdir(), 'skills-mcp-run-')));

@@ -83,6 +83,11 @@ export interface OutputChunk {
 
 export interface RunOptions {
   signal?: AbortSignal;
+  /**
+   * The go for the run: the sandbox may get ready meanwhile (launcher, limits, arguments), but no process of the run
+   * gets the run until this is fulfilled. Rejected: nothing runs, and `run` rejects with its reason.
+   */
+  ready?: Promise<void>;
   /** Called for every chunk read (sizes only), for progress notifications. */
   onOutput?: (chunk: OutputChunk) => void;
 }

@@ -188,6 +188,31 @@ describe('launcher', () => {
     expect(d.get(FD.passwd)!.toString()).toBe('p');
   });
 
+  it('pre-stages a root launcher as 65534, below a root shell that waits for it, inside the stager', () => {
+    const s = launcherSpec([40, 41], {
+      bwrap: '/usr/bin/bwrap',
+      ps: { dir: '/tmp/st', roots: [{ src: '/root/p', dest: '/tmp/st/0', write: false, dev: 1, ino: 2 }] },
+      dropTo: { uid: 65534, gid: 65534, setpriv: '/usr/bin/setpriv' },
+    });
+    const argv = [s.command, ...s.args];
+    const inner = argv.slice(argv.indexOf('--') + 1);
+    expect(argv.slice(0, argv.indexOf('--'))).toContain('/tmp/st/0');
+    expect(inner.slice(0, 5)).toEqual([...BASH]);
+    // The waiter starts the launcher, lets go of its own copies of the launcher's fds, and waits.
+    expect(inner[5]).toMatch(/^\{ trap - INT QUIT; exec "\$@"; \} <&0 & exec .* 14<&-; wait \$!; exit \$\?$/);
+    expect(inner.slice(6)).toEqual([
+      'skills-mcp-waiter',
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--',
+      ...BASH,
+      LAUNCHER_SCRIPT,
+      'skills-mcp-launcher',
+    ]);
+  });
+
   it('drops a root server to 65534 with setpriv before bwrap, from a root shell that waits for it', () => {
     const d = launchData({ ...input, dropTo: { uid: 65534, gid: 65534, setpriv: '/usr/bin/setpriv' } });
     expect(control(d).slice(5, 17)).toEqual([
