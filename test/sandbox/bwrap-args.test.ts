@@ -135,6 +135,7 @@ describe('launcher', () => {
     limits: { openFiles: 64, cpuSeconds: 5, fileSizeMiB: 1 },
     files: { passwd: 'p', group: 'g' },
   };
+  const SETPRIV_TO_65534 = ['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
   const control = (d: Map<number, Buffer>) => d.get(FD.control)!.toString().split('\0').slice(0, -1);
 
   it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and ten pipes', () => {
@@ -202,11 +203,7 @@ describe('launcher', () => {
     expect(inner[5]).toMatch(/^\{ trap - INT QUIT; exec "\$@"; \} <&0 & exec .* 14<&-; wait \$!; exit \$\?$/);
     expect(inner.slice(6)).toEqual([
       'skills-mcp-waiter',
-      '/usr/bin/setpriv',
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      '--',
+      ...SETPRIV_TO_65534,
       ...BASH,
       LAUNCHER_SCRIPT,
       'skills-mcp-launcher',
@@ -219,11 +216,7 @@ describe('launcher', () => {
       ...BASH,
       WAITER_SCRIPT,
       'skills-mcp-waiter',
-      '/usr/bin/setpriv',
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      '--',
+      ...SETPRIV_TO_65534,
     ]);
   });
 
@@ -248,11 +241,7 @@ describe('launcher', () => {
       ...BASH,
       WAITER_SCRIPT,
       'skills-mcp-waiter',
-      '/usr/bin/setpriv',
-      '--reuid=65534',
-      '--regid=65534',
-      '--clear-groups',
-      '--',
+      ...SETPRIV_TO_65534,
       '/usr/bin/bwrap',
       '--args',
       '7',
