@@ -4,7 +4,7 @@ import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bw
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
 import type { WorkspaceCopy } from './copy-workspace.js';
-import { FD, GATE_GO, launchData, type DropTo, type LaunchInput } from './launcher.js';
+import { FD, GATE_GO, launchData, type LaunchInput } from './launcher.js';
 import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
@@ -57,41 +57,63 @@ function decodeSignal(o: ChildOutcome): ChildOutcome {
   return sig === undefined || o.signal !== null ? o : { ...o, exitCode: null, signal: sig };
 }
 
+/** The outcome of a run cancelled before its launcher had it. */
+function unstarted(): ChildOutcome {
+  const none = Buffer.alloc(0);
+  return {
+    exitCode: null,
+    signal: null,
+    stdout: none,
+    stderr: none,
+    truncated: { stdout: false, stderr: false },
+    bytes: { stdout: 0, stderr: 0 },
+    durationMs: 0,
+    timedOut: false,
+    cancelled: true,
+  };
+}
+
 interface Chosen {
   launcher: Launcher;
   /** The binds as the sandbox's bwrap sees them. */
   inner: Bind[];
-  /** The chain stages first (a root launcher, not pre-staged), then drops to the sandbox user with setpriv. */
+  /** The chain stages first (a root launcher, not pre-staged). */
   stage?: LaunchInput['stage'];
+  /** The launcher runs as root and drops to the sandbox user with setpriv. */
+  drop: boolean;
 }
 
 /**
  * The launcher for a run. Not root: one running as the server. Root: one running as 65534 when that user can reach
- * every source; else a pre-staged one that already mounted them (`stage-mounts.ts`) and dropped to 65534; else a
- * root one whose chain stages them first, and the pool pre-stages their folders for the next call.
+ * every source; else a pre-staged one that already mounted them (`stage-mounts.ts`); else a root one whose chain
+ * stages them first, and the pool pre-stages their folders for the next call.
  */
 async function chooseLauncher(
   ctx: ExecuteContext,
   pool: LauncherPool,
   bwrap: string,
-  dropTo: DropTo | undefined,
   binds: Bind[],
 ): Promise<Chosen> {
   const { uid, gid } = ctx.sandboxId;
-  if (dropTo === undefined) return { launcher: await pool.take(undefined), inner: binds };
+  if (!ctx.isRoot) return { launcher: await pool.take(undefined), inner: binds, drop: false };
   const unreachable = new Set(binds.filter((b) => !isReachableBy(b.src, uid, gid)).map((b) => b.src));
-  if (unreachable.size === 0) return { launcher: await pool.take(ctx.sandboxId), inner: binds };
+  if (unreachable.size === 0) return { launcher: await pool.take(ctx.sandboxId), inner: binds, drop: false };
   const prestaged = pool.takeStaged((ps) => onPreStage(binds, unreachable, ps, uid, gid));
-  if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value };
+  if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value, drop: true };
   const dir = await ctx.stageDir();
   const roots = new Map<string, boolean>();
   for (const b of binds.filter((x) => unreachable.has(x.src))) {
     const root = stageRootOf(b.src, uid, gid);
     roots.set(root, roots.get(root) === true || b.write);
   }
-  pool.wantStaged(bwrap, dir, roots, dropTo);
+  pool.wantStaged(bwrap, dir, roots);
   const staged = stageBinds(binds, unreachable, dir);
-  return { launcher: await pool.take(undefined), inner: staged.inner, stage: { dir, outer: staged.outer } };
+  return {
+    launcher: await pool.take(undefined),
+    inner: staged.inner,
+    stage: { dir, outer: staged.outer },
+    drop: true,
+  };
 }
 
 /** One run through a waiting launcher: mounts, staging, cgroup limits, the launcher's data, the wait. */
@@ -104,10 +126,8 @@ export async function executeBwrap(
   workspaceCopy?: WorkspaceCopy,
 ): Promise<ExecuteOutcome> {
   const { isRoot, sandboxId, arch } = ctx;
-  const { bwrap, setpriv } = host;
-  if (bwrap === undefined || (isRoot && setpriv === undefined)) throw sandboxDenied(host.probe);
-  // Root only: the sandbox user, and the setpriv that drops to it.
-  const dropTo = isRoot && setpriv !== undefined ? { ...sandboxId, setpriv } : undefined;
+  const bwrap = host.bwrap;
+  if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
   host.launchers ??= createLauncherPool({
     ...(host.pool === undefined ? {} : { cgroups: host.pool }),
     deps: ctx.deps,
@@ -115,7 +135,7 @@ export async function executeBwrap(
     initial: isRoot ? sandboxId : undefined,
   });
   const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
-  const { launcher, inner, stage } = await chooseLauncher(ctx, host.launchers, bwrap, dropTo, binds);
+  const { launcher, inner, stage, drop } = await chooseLauncher(ctx, host.launchers, bwrap, binds);
   const lease = launcher.lease;
   try {
     if (lease !== undefined) {
@@ -155,7 +175,8 @@ export async function executeBwrap(
         ...(plan.network === 'none' ? { hosts: SANDBOX_HOSTS } : {}),
       },
       ...(seccomp === undefined ? {} : { seccomp }),
-      ...(stage === undefined || dropTo === undefined ? {} : { stage, dropTo }),
+      ...(drop && host.setpriv !== undefined ? { dropTo: { ...sandboxId, setpriv: host.setpriv } } : {}),
+      ...(stage === undefined ? {} : { stage }),
     });
     let info = '';
     let init: SandboxInit | undefined;
@@ -170,6 +191,12 @@ export async function executeBwrap(
     const gate = new Promise<Uint8Array>((resolve) => (go = resolve));
     // Everything above only got the run ready: the launcher gets it once the caller says go.
     await opts.ready;
+    if (opts.signal?.aborted === true) {
+      // Cancelled before the hand-off: the launcher never had the run, so nothing of it started.
+      launcher.child.discard();
+      const cgroup = lease !== undefined;
+      return { outcome: unstarted(), oomKilled: false, seccomp: seccomp !== undefined, cgroup, ended: true };
+    }
     const outcome = await launcher.child.start({
       data: new Map<number, Uint8Array | Promise<Uint8Array>>([...data, [FD.go, gate]]),
       read: new Map([

@@ -116,6 +116,8 @@ export function createSandbox(o: SandboxOptions): Sandbox {
     interpreters,
     probe: () => adapter.probe(),
     async run(plan, opts) {
+      // A go refused before the adapter waits for it is still handled (the adapter rejects with it, or never ran).
+      opts?.ready?.catch(() => undefined);
       if (plan.sandbox === 'off' && mode !== 'off') {
         throw new SkillsError('SANDBOX_DENIED', `profile ${plan.profile} asks for no sandbox`, {
           hint: 'Only the server configuration (sandbox: off) can turn the sandbox off.',

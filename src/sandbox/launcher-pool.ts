@@ -1,7 +1,7 @@
 import { open, type FileHandle } from 'node:fs/promises';
 import type { Logger } from '../log.js';
 import type { CgroupLease, CgroupPool } from './cgroup-pool.js';
-import { launcherSpec, type DropTo } from './launcher.js';
+import { launcherSpec } from './launcher.js';
 import { prepareChild, type ChildDeps, type PreparedChild } from './run-child.js';
 import { preStage, type PreStage } from './stage-mounts.js';
 
@@ -27,7 +27,7 @@ export interface LauncherPool {
    * Asks for a pre-staged root launcher that also covers `roots` (folder → writable), from the next housekeeping
    * on. The folders add up over calls (at most {@link MAX_STAGE_ROOTS}).
    */
-  wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>, dropTo: DropTo): void;
+  wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>): void;
   /**
    * A run on `launcher` (from `take`) ended. Its cgroup is released and a replacement is pre-spawned a moment
    * later, off the path of the call's answer: on cgroup v1 a new launcher's move into its cgroup stalls every
@@ -44,7 +44,7 @@ export const MAX_STAGE_ROOTS = 16;
 /** A kind of launcher the pool keeps ready: who it runs as, and (root only) what it pre-stages. */
 interface Flavor {
   as: LauncherIdentity;
-  stage?: { bwrap: string; ps: PreStage; dropTo: DropTo };
+  stage?: { bwrap: string; ps: PreStage };
 }
 
 const keyOf = (as: LauncherIdentity) => (as === undefined ? 'self' : `${as.uid}:${as.gid}`);
@@ -146,7 +146,7 @@ export function createLauncherPool(o: {
       discard(launcher);
       return undefined;
     },
-    wantStaged(bwrap, dir, roots, dropTo) {
+    wantStaged(bwrap, dir, roots) {
       const had = new Map(wanted.get(STAGED)?.stage?.ps.roots.map((r) => [r.src, r.write]));
       const union = new Map(had);
       for (const [src, write] of roots) union.set(src, union.get(src) === true || write);
@@ -157,7 +157,7 @@ export function createLauncherPool(o: {
       } catch (err) {
         return o.log.debug({ err }, 'cannot pre-stage a launcher');
       }
-      wanted.set(STAGED, { as: undefined, stage: { bwrap, ps, dropTo } });
+      wanted.set(STAGED, { as: undefined, stage: { bwrap, ps } });
       // Launchers staged for the old set are replaced at the next housekeeping.
       for (const l of idle.filter((x) => x.key === STAGED)) {
         idle.splice(idle.indexOf(l), 1);

@@ -6,14 +6,19 @@ import { stagerArgs, type PreStage } from './stage-mounts.js';
 /** The launcher's pipes with the server (fds 5–12, and the gate's, moved to 3 and 4), closed in its helper processes. */
 const CLOSE_PIPES = '3<&- 4>&- 5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
 
+/** Starts `"$@"` as a child and waits for it, handing on stdin and the default SIGINT and SIGQUIT (`WAITER_SCRIPT`). */
+const WAIT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
+/** A chain's first word when the launcher is to be its waiter. */
+const WAIT_HERE = '--wait';
+
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
  * call path: on cgroup v1, moving a process into a cgroup costs ≈ 11 ms (a percpu rwsem write lock),
  * and bash itself takes a few ms to start. It joins the run's cgroups through fds 3 and 4 (opened by the
  * server), then blocks until the server writes the run's message on fd 5. Then it applies the rlimits,
  * closes every inherited fd except the ones bwrap reads (a non-CLOEXEC fd of the server must not reach
- * the script; bwrap closes the ones it reads), and `exec`s the chain. A constant script: the message is
- * NUL-separated data, never code.
+ * the script; bwrap closes the ones it reads), and `exec`s the chain (or, as a root waiter, starts it and waits for
+ * it). A constant script: the message is NUL-separated data, never code.
  */
 export const LAUNCHER_SCRIPT = [
   'echo $$ >&3 && echo $$ >&4 || exit 125',
@@ -35,6 +40,8 @@ export const LAUNCHER_SCRIPT = [
   'ulimit -i 1024 2>/dev/null; ulimit -q 65536 2>/dev/null',
   'shift 4',
   'for f in /proc/self/fd/*; do n=${f##*/}; case ",$n," in ,0,|,1,|,2,) ;; *) case $keep in *",$n,"*) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac ;; esac; done',
+  // A pre-staged root launcher is itself the waiter (`WAITER_SCRIPT`): no second shell to start on the call's path.
+  `if [ "$1" = ${WAIT_HERE} ]; then shift; ${WAIT}; fi`,
   'exec "$@"',
 ].join('\n');
 
@@ -47,14 +54,7 @@ export const LAUNCHER_SCRIPT = [
  * job control starts with stdin from /dev/null and SIGINT and SIGQUIT ignored: stdin is handed on and both signals are
  * reset, so the script starts as it would without the waiter.
  */
-export const WAITER_SCRIPT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
-
-/**
- * `WAITER_SCRIPT` for a pre-staged launcher: the launcher itself (as the sandbox user, through setpriv) is the child
- * it waits for, started ahead of the call, so neither the drop nor the fork is on the call's path. The waiter lets
- * go of its copies of the launcher's stdio, cgroup files and pipes: only the launcher holds them.
- */
-const STAGED_WAITER_SCRIPT = `{ trap - INT QUIT; exec "$@"; } <&0 & exec </dev/null >/dev/null 2>&1 ${CLOSE_PIPES} 13<&- 14<&-; wait $!; exit $?`;
+export const WAITER_SCRIPT = WAIT;
 
 /**
  * The sandbox's first command, before the payload: it tells the server it is there (fd 4) and waits for its go
@@ -103,38 +103,17 @@ const PIPES = [
 /** Where the launcher moves the gate's pipes. */
 const GATE_FDS = [3, 4];
 
-/** Root only: the sandbox user a launcher drops to, with setpriv. */
-export interface DropTo {
-  uid: number;
-  gid: number;
-  setpriv: string;
-}
-
-const dropArgs = (d: DropTo) => [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
-
 /**
  * How to spawn a launcher: bash with an empty env in `/`, its cgroup fds (or /dev/null twice), ten pipes. A root
- * launcher may be pre-staged: it then waits, as the sandbox user, below a root waiter (`STAGED_WAITER_SCRIPT`)
- * inside a stager bwrap that already mounted `stage.ps`'s folders.
+ * launcher may be pre-staged: bash then waits inside a stager bwrap that already mounted `stage.ps`'s folders.
  */
 export function launcherSpec(
   cgroupFds: readonly [number, number],
-  stage?: { bwrap: string; ps: PreStage; dropTo: DropTo },
+  stage?: { bwrap: string; ps: PreStage },
 ): PrepareSpec {
   const bash = [...BASH, LAUNCHER_SCRIPT, 'skills-mcp-launcher'];
   const argv =
-    stage === undefined
-      ? bash
-      : [
-          stage.bwrap,
-          ...stagerArgs(stage.ps.dir, stage.ps.roots),
-          '--',
-          ...BASH,
-          STAGED_WAITER_SCRIPT,
-          'skills-mcp-waiter',
-          ...dropArgs(stage.dropTo),
-          ...bash,
-        ];
+    stage === undefined ? bash : [stage.bwrap, ...stagerArgs(stage.ps.dir, stage.ps.roots), '--', ...bash];
   return {
     command: argv[0]!,
     args: argv.slice(1),
@@ -142,6 +121,13 @@ export function launcherSpec(
     cwd: '/',
     extraFds: [{ fd: cgroupFds[0] }, { fd: cgroupFds[1] }, ...PIPES.map(() => 'pipe' as const)],
   };
+}
+
+/** Root only: the sandbox user a root launcher drops to, with setpriv. */
+export interface DropTo {
+  uid: number;
+  gid: number;
+  setpriv: string;
 }
 
 export interface LaunchInput {
@@ -162,14 +148,20 @@ export interface LaunchInput {
 /**
  * The bytes for each launcher pipe but the gate's (the server answers there). The chain it execs (payload: the gate,
  * then the script's argv):
- * - `bwrap --args 7 -- payload` (server not root; or root, with a launcher that is the sandbox user already: one
- *   spawned as 65534, or a pre-staged one);
+ * - `bwrap --args 7 -- payload` (server not root, or a root server's launcher running as 65534);
+ * - `--wait setpriv --reuid=65534 … -- bwrap …` (server root, in a pre-staged launcher, which waits for the chain);
  * - `bwrap --args 6 -- bash -c WAITER_SCRIPT setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
  */
 export function launchData(i: LaunchInput): Map<number, Buffer> {
   let chain = [i.bwrap, '--args', String(FD.args), '--', ...GATE, ...i.payload];
   if (i.dropTo !== undefined) {
-    chain = [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...dropArgs(i.dropTo), ...chain];
+    const d = i.dropTo;
+    const drop = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];
+    // Staging first, the waiter is a shell inside the stager; a pre-staged launcher (root) is the waiter itself.
+    chain =
+      i.stage === undefined
+        ? [WAIT_HERE, ...drop, ...chain]
+        : [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...drop, ...chain];
   }
   const keep = [...GATE_FDS, FD.args, FD.passwd, FD.group, FD.info];
   const data = new Map<number, Buffer>([

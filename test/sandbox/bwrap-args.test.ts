@@ -135,7 +135,6 @@ describe('launcher', () => {
     limits: { openFiles: 64, cpuSeconds: 5, fileSizeMiB: 1 },
     files: { passwd: 'p', group: 'g' },
   };
-  const SETPRIV_TO_65534 = ['/usr/bin/setpriv', '--reuid=65534', '--regid=65534', '--clear-groups', '--'];
   const control = (d: Map<number, Buffer>) => d.get(FD.control)!.toString().split('\0').slice(0, -1);
 
   it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and ten pipes', () => {
@@ -189,34 +188,15 @@ describe('launcher', () => {
     expect(d.get(FD.passwd)!.toString()).toBe('p');
   });
 
-  it('pre-stages a root launcher as 65534, below a root shell that waits for it, inside the stager', () => {
-    const s = launcherSpec([40, 41], {
-      bwrap: '/usr/bin/bwrap',
-      ps: { dir: '/tmp/st', roots: [{ src: '/root/p', dest: '/tmp/st/0', write: false, dev: 1, ino: 2 }] },
-      dropTo: { uid: 65534, gid: 65534, setpriv: '/usr/bin/setpriv' },
-    });
-    const argv = [s.command, ...s.args];
-    const inner = argv.slice(argv.indexOf('--') + 1);
-    expect(argv.slice(0, argv.indexOf('--'))).toContain('/tmp/st/0');
-    expect(inner.slice(0, 5)).toEqual([...BASH]);
-    // The waiter starts the launcher, lets go of its own copies of the launcher's fds, and waits.
-    expect(inner[5]).toMatch(/^\{ trap - INT QUIT; exec "\$@"; \} <&0 & exec .* 14<&-; wait \$!; exit \$\?$/);
-    expect(inner.slice(6)).toEqual([
-      'skills-mcp-waiter',
-      ...SETPRIV_TO_65534,
-      ...BASH,
-      LAUNCHER_SCRIPT,
-      'skills-mcp-launcher',
-    ]);
-  });
-
-  it('drops a root server to 65534 with setpriv before bwrap, from a root shell that waits for it', () => {
+  it('drops a root server to 65534 with setpriv before bwrap, from the root launcher, which waits for it', () => {
     const d = launchData({ ...input, dropTo: { uid: 65534, gid: 65534, setpriv: '/usr/bin/setpriv' } });
-    expect(control(d).slice(5, 17)).toEqual([
-      ...BASH,
-      WAITER_SCRIPT,
-      'skills-mcp-waiter',
-      ...SETPRIV_TO_65534,
+    expect(control(d).slice(5, 11)).toEqual([
+      '--wait',
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--',
     ]);
   });
 
@@ -241,7 +221,11 @@ describe('launcher', () => {
       ...BASH,
       WAITER_SCRIPT,
       'skills-mcp-waiter',
-      ...SETPRIV_TO_65534,
+      '/usr/bin/setpriv',
+      '--reuid=65534',
+      '--regid=65534',
+      '--clear-groups',
+      '--',
       '/usr/bin/bwrap',
       '--args',
       '7',

@@ -87,15 +87,13 @@ describe.skipIf(!isLinux)("the sandbox's start gate", () => {
         const first = await c.client.callTool({ name: 'sleeper', arguments: { seconds: '0' } });
         expect(first.isError, JSON.stringify(first)).not.toBe(true);
         // After each run the server spawns the launchers of the next ones: each a bash that starts the three `cat`s
-        // of its stdio, then waits for its run (for a closed skill, as 65534 below a root shell that waits for it,
-        // in a stager that mounted the skill's folders).
+        // of its stdio, then waits for its run (in a stager that mounted the skill's folders, for a closed skill).
         const ready = (): string | undefined => {
           const all = processes();
           const found = all.filter((p) => p.argv.includes('skills-mcp-launcher') && isBelow(p.pid, [server]));
           const set = found.every(
             (l) =>
               !l.argv[0]!.endsWith('bash') ||
-              l.argv.includes('skills-mcp-waiter') ||
               all.filter((p) => p.argv[0] === 'cat' && parentOf(p.pid) === l.pid).length === 3,
           );
           const staged = found.some((p) => p.argv.some((a) => a.startsWith(`${f.dir}/`)));

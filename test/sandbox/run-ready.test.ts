@@ -1,0 +1,113 @@
+import { existsSync, mkdirSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Sandbox } from '../../src/sandbox/create-sandbox.js';
+import { isLinux, newSandbox, pidsRunning, plan, tempDirs } from '../sandbox/helpers.js';
+
+const dirs = tempDirs();
+const unhandled: unknown[] = [];
+process.on('unhandledRejection', (e) => unhandled.push(e));
+let sb: Sandbox;
+beforeAll(() => {
+  sb = newSandbox();
+});
+afterAll(async () => {
+  await sb.dispose();
+  await dirs.cleanup();
+});
+
+/** Writes a canary (its first argument), then sleeps (its second). */
+const SCRIPT = 'import sys, time; open(sys.argv[1], "w").write("ran"); time.sleep(float(sys.argv[2]))';
+
+async function outDir(staged: boolean) {
+  const parent = await dirs.make('skills-mcp-ready-', staged ? 0o700 : 0o755);
+  const inner = join(parent, 'runs');
+  mkdirSync(inner, { mode: 0o755 });
+  return sb.createOutputDir(inner);
+}
+
+describe.skipIf(!isLinux)('RunOptions.ready rejected before the adapter awaits it', () => {
+  it('is not an unhandled rejection (Node 20 exits on one by default)', async () => {
+    const fresh = newSandbox();
+    try {
+      const out = await outDir(false);
+      const canary = join(out, 'canary');
+      // Rejects while the adapter still probes bwrap / takes a launcher, before `await opts.ready`.
+      const ready = sleep(20).then(() => {
+        throw new Error('refused while preparing');
+      });
+      const r = fresh.run(plan({ argv: ['python3', '-c', SCRIPT, canary, '0'], writablePaths: [out] }), {
+        ready,
+      });
+      await expect(r).rejects.toThrow('refused while preparing');
+      await sleep(200);
+      expect(existsSync(canary)).toBe(false);
+      expect(unhandled.map(String)).toEqual([]);
+    } finally {
+      await fresh.dispose();
+    }
+  }, 30_000);
+});
+
+describe.skipIf(!isLinux).each([false, true])('RunOptions.ready (staged: %s)', (staged) => {
+  it('runs nothing when ready rejects later', async () => {
+    for (let i = 0; i < 3; i++) {
+      const out = await outDir(staged);
+      const canary = join(out, 'canary');
+      const secs = `7.${Math.floor(Math.random() * 1e6)}`;
+      const ready = sleep(150).then(() => {
+        throw new Error('refused');
+      });
+      ready.catch(() => undefined); // (the unhandled case is the test above)
+      const r = sb.run(plan({ argv: ['python3', '-c', SCRIPT, canary, secs], writablePaths: [out] }), {
+        ready,
+      });
+      await expect(r).rejects.toThrow('refused');
+      await sleep(400);
+      expect(existsSync(canary)).toBe(false);
+      expect(pidsRunning(['python3', '-c', SCRIPT, canary, secs])).toEqual([]);
+    }
+  }, 30_000);
+
+  it('runs nothing when ready was rejected already', async () => {
+    const out = await outDir(staged);
+    const canary = join(out, 'canary');
+    const ready = Promise.reject(new Error('refused early'));
+    ready.catch(() => undefined);
+    await expect(
+      sb.run(plan({ argv: ['python3', '-c', SCRIPT, canary, '0'], writablePaths: [out] }), { ready }),
+    ).rejects.toThrow('refused early');
+    await sleep(300);
+    expect(existsSync(canary)).toBe(false);
+  }, 30_000);
+
+  it('starts only after ready resolves', async () => {
+    const out = await outDir(staged);
+    const canary = join(out, 'canary');
+    let at = 0;
+    const ready = sleep(600).then(() => {
+      at = Date.now();
+    });
+    const r = await sb.run(plan({ argv: ['python3', '-c', SCRIPT, canary, '0'], writablePaths: [out] }), {
+      ready,
+    });
+    expect(r.exitCode, r.stderr.toString()).toBe(0);
+    expect(statSync(canary).mtimeMs).toBeGreaterThanOrEqual(at - 5);
+  }, 30_000);
+
+  it('runs nothing when the call is cancelled while it waits for the go', async () => {
+    const out = await outDir(staged);
+    const canary = join(out, 'canary');
+    const ac = new AbortController();
+    const ready = sleep(400);
+    setTimeout(() => ac.abort(), 100);
+    const r = await sb.run(plan({ argv: ['python3', '-c', SCRIPT, canary, '0'], writablePaths: [out] }), {
+      ready,
+      signal: ac.signal,
+    });
+    await sleep(300);
+    expect(r.cancelled).toBe(true);
+    expect(existsSync(canary)).toBe(false);
+  }, 30_000);
+});
