@@ -9,7 +9,8 @@
 // srt is never a dependency: it is fetched with `npx -p @anthropic-ai/sandbox-runtime@0.0.78`; when it
 // cannot be installed or run, its row says why.
 // SKILLS_MCP_BENCH_BASELINE=<another checkout, built> adds that checkout's adapter as a row of the same rounds, so an
-// old and a new adapter are compared side by side on one machine at one time (the ratio is in the JSON).
+// old and a new adapter are compared side by side on one machine at one time (the ratio is in the JSON);
+// BENCH_BASELINE_CLI=<another build's cli.js> serves that build too in the gated call's rounds.
 import { execFile, spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
@@ -102,35 +103,40 @@ async function gatedCall(python) {
   const tmp = mkdtempSync(join(tmpdir(), 'skills-mcp-bench-gated-'));
   const config = join(tmp, 'skills-mcp.yaml');
   writeFileSync(config, 'approval:\n  mode: allow\n  fallback: rules-only\n');
-  const client = new Client({ name: 'sandbox-bench', version: '1' }, { capabilities: {} });
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      ...(process.env.BENCH_CLI ? [resolve(process.env.BENCH_CLI)] : [join(repo, 'dist', 'cli.js')]),
-      '--skills',
-      join(repo, 'skills'),
-      '--config',
-      config,
-      '--audit',
-      join(tmp, 'audit.db'),
-      '--no-watch',
-      '--log-level',
-      'warn',
-    ],
-    cwd: tmp,
-    env: getDefaultEnvironment(),
-    stderr: 'inherit',
-  });
-  try {
-    await client.connect(transport);
-    const args = JSON.parse(CSV_INPUT);
-    const viaServer = async () => {
+  const clients = [];
+  /** A server of `cli` with its own audit log and state, and a function that makes one timed call through it. */
+  const serve = async (cli, name) => {
+    const dir = mkdtempSync(join(tmp, `${name}-`));
+    const client = new Client({ name: 'sandbox-bench', version: '1' }, { capabilities: {} });
+    clients.push(client);
+    await client.connect(
+      new StdioClientTransport({
+        command: process.execPath,
+        args: [
+          cli,
+          '--skills',
+          join(repo, 'skills'),
+          '--config',
+          config,
+          '--audit',
+          join(dir, 'audit.db'),
+        ].concat(['--no-watch', '--log-level', 'warn']),
+        cwd: dir,
+        env: getDefaultEnvironment(),
+        stderr: 'inherit',
+      }),
+    );
+    return async () => {
       const t = performance.now();
-      const r = await client.callTool({ name: 'csv-stats', arguments: args });
+      const r = await client.callTool({ name: 'csv-stats', arguments: JSON.parse(CSV_INPUT) });
       const ms = performance.now() - t;
       if (r.isError) throw new Error(`gated call failed: ${r.content?.[0]?.text}`);
       return ms;
     };
+  };
+  try {
+    const cli = process.env.BENCH_CLI ? resolve(process.env.BENCH_CLI) : join(repo, 'dist', 'cli.js');
+    const baseline = process.env.BENCH_BASELINE_CLI ? resolve(process.env.BENCH_BASELINE_CLI) : undefined;
     const bwrapLine = () =>
       timedWithInput(
         '/usr/bin/bwrap',
@@ -148,8 +154,17 @@ async function gatedCall(python) {
         CSV_INPUT,
       );
     const rows = [
-      { name: 'skills-mcp tools/call csv-stats (policy allow)', fn: viaServer, samples: [] },
+      { name: 'skills-mcp tools/call csv-stats (policy allow)', fn: await serve(cli, 'this'), samples: [] },
       { name: 'bwrap, minimal line, same script and input', fn: bwrapLine, samples: [] },
+      ...(baseline === undefined
+        ? []
+        : [
+            {
+              name: 'older build (BENCH_BASELINE_CLI), same call',
+              fn: await serve(baseline, 'older'),
+              samples: [],
+            },
+          ]),
     ];
     for (let round = 0; round < WARMUP + GATED_ROUNDS; round++) {
       for (let i = 0; i < rows.length; i++) {
@@ -169,9 +184,10 @@ async function gatedCall(python) {
       ratioToBwrap: Math.round((median(r.samples) / bwrapMedian) * 100) / 100,
       // The target is judged on this one: a rounded 1.25 may be 1.254.
       exactRatioToBwrap: median(r.samples) / bwrapMedian,
+      samples: r.samples.map((x) => Math.round(x * 100) / 100),
     }));
   } finally {
-    await client.close().catch(() => {});
+    for (const c of clients) await c.close().catch(() => {});
     rmSync(tmp, { recursive: true, force: true });
   }
 }
