@@ -124,7 +124,7 @@ export function launcherSpec(
 }
 
 /** Root only: the sandbox user a root launcher drops to, with setpriv. */
-export interface DropTo {
+interface DropTo {
   uid: number;
   gid: number;
   setpriv: string;
