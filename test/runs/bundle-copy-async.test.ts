@@ -1,17 +1,9 @@
 import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openAuditStore } from '../../src/audit/open-audit-store.js';
-import type { AuditStore } from '../../src/audit/audit-store.js';
-import { ConfigSchema } from '../../src/config/config-schema.js';
-import { silentLogger } from '../../src/log.js';
-import { createSkillsServer } from '../../src/mcp/create-server.js';
-import { createRunner } from '../../src/runner/create-runner.js';
-import { createSandbox } from '../../src/sandbox/index.js';
 import { hashBundle } from '../../src/skills/bundle-hash.js';
-import { loadCatalog } from '../../src/skills/catalog.js';
 import { removeSealedTree } from '../../src/skills/remove-sealed-tree.js';
+import { startInProcess } from '../helpers/in-process-server.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 const FILES = 5000;
@@ -41,39 +33,12 @@ describe('the first copy of a bundle does not hold up other sessions (in-process
     const bundles = join(t.dir, 'bundles');
     const big = bigSkill(skills);
     const { sha256 } = hashBundle(big);
-    const config = ConfigSchema.parse({
-      skills: [skills],
-      approval: { mode: 'allow', fallback: 'rules-only' },
-    });
-    const catalog = loadCatalog(config.skills);
-    const log = silentLogger();
-    let audit: AuditStore | undefined;
-    const sandbox = createSandbox({ log, env: process.env });
-    const runner = createRunner({
-      catalog: () => catalog,
-      config,
-      log,
-      version: '0.0.0-test',
-      audit: () => Promise.resolve((audit ??= openAuditStore({ path: join(t.dir, 'audit.db') }))),
-      sandbox: () => Promise.resolve(sandbox),
-      env: process.env,
-      runsDir: join(t.dir, 'runs'),
-      bundlesDir: bundles,
-    });
-    const server = createSkillsServer({ catalog: () => catalog, config, log, version: '0.0.0-test', runner });
-    const connect = async (id: string) => {
-      const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-      const session = { id, transport: 'stdio' as const };
-      await server.build(session).connect(serverSide);
-      const client = new Client({ name: id, version: '1.0.0' }, { versionNegotiation: { mode: 'legacy' } });
-      await client.connect(clientSide);
-      return { client, session };
-    };
-    const a = await connect('copying');
-    const b = await connect('reading');
+    const server = startInProcess({ skills: [skills], root: t.dir });
+    const a = await server.connect('copying');
+    const b = await server.connect('reading');
     try {
       const order: string[] = [];
-      const call = a.client.callTool({ name: 'big', arguments: {} }).then((r) => {
+      const call = a.callTool({ name: 'big', arguments: {} }).then((r) => {
         order.push('big answered');
         return r;
       });
@@ -89,7 +54,7 @@ describe('the first copy of a bundle does not hold up other sessions (in-process
       const copied = () => existsSync(join(bundles, sha256));
       while (!copying() && !copied()) await new Promise((r) => setImmediate(r));
       order.push(copied() ? 'copy made before any other work' : 'copy under way');
-      const listed = await b.client.listTools();
+      const listed = await b.listTools();
       order.push(copied() ? 'listed after the copy' : 'listed during the copy');
       expect(listed.tools.map((x) => x.name)).toContain('big');
       const result = await call;
@@ -99,13 +64,7 @@ describe('the first copy of a bundle does not hold up other sessions (in-process
       // The copy is complete and in place; nothing half-made is left.
       expect(readdirSync(bundles).filter((n) => !n.startsWith('.holds'))).toEqual([sha256]);
     } finally {
-      await a.client.close();
-      await b.client.close();
-      await runner.endSession(a.session, 'client_closed');
-      await runner.endSession(b.session, 'client_closed');
-      await runner.close();
-      await sandbox.dispose();
-      audit?.close();
+      await server.close();
     }
   });
 });

@@ -1,19 +1,15 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { AuditStore } from '../../src/audit/audit-store.js';
+import { STOPPED_REFUSAL } from '../../src/audit/is-stopped-refusal.js';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import type { AppendInput } from '../../src/audit/types.js';
-import { ConfigSchema } from '../../src/config/config-schema.js';
 import { SkillsError } from '../../src/errors.js';
-import { STOPPED_REFUSAL } from '../../src/audit/is-stopped-refusal.js';
 import { silentLogger } from '../../src/log.js';
-import { createSkillsServer } from '../../src/mcp/create-server.js';
-import { createRunner } from '../../src/runner/create-runner.js';
 import { createSandbox } from '../../src/sandbox/index.js';
-import { loadCatalog } from '../../src/skills/catalog.js';
+import { startInProcess } from '../helpers/in-process-server.js';
 import { isLinux, tempDirs } from '../sandbox/helpers.js';
 
 const dirs = tempDirs();
@@ -22,13 +18,17 @@ afterAll(() => dirs.cleanup());
 const unhandled: unknown[] = [];
 process.on('unhandledRejection', (e) => unhandled.push(e));
 
+/** How the commit of `tool_call_started` ends, 400 ms after it was asked for. */
 type Mode = 'audit-failed' | 'stopped' | 'lease-lost' | 'ok';
 
+/**
+ * One gated call of a skill that leaves a file behind, in a server whose audit log takes 400 ms to answer the
+ * commit of `tool_call_started` (the sandbox gets the run ready meanwhile), then ends it as `mode` says. Skills in a
+ * folder 65534 cannot reach (`staged`) run on a root server's pre-staged launchers.
+ */
 async function gatedCall(mode: Mode, staged: boolean) {
   const root = await dirs.make('skills-mcp-overlap-', staged ? 0o700 : 0o755);
   const skills = join(root, 'skills');
-  mkdirSync(join(root, 'out'), { mode: 0o777 });
-  await chmod(join(root, 'out'), 0o777);
   mkdirSync(join(skills, 'touch', 'scripts'), { recursive: true });
   writeFileSync(
     join(skills, 'touch', 'SKILL.md'),
@@ -38,108 +38,75 @@ async function gatedCall(mode: Mode, staged: boolean) {
     join(skills, 'touch', 'scripts', 'main.sh'),
     `touch "$SKILL_FILES_DIR/ran"; sleep 0.5; echo '{}'\n`,
   );
-  const config = ConfigSchema.parse({
-    skills: [skills],
-    approval: { mode: 'allow', fallback: 'rules-only' },
-  });
-  const catalog = loadCatalog(config.skills);
-  const log = silentLogger();
   const store = openAuditStore({ path: join(root, 'audit.db') });
   let fresh = true;
   let startedAt = 0;
-  const events: string[] = [];
-  const wrapped = new Proxy(store, {
+  const audit = new Proxy(store, {
     get(t, p) {
       if (p === 'leaseFresh') return () => fresh;
       if (p === 'appendMany')
         return async (inputs: readonly AppendInput[]) => {
-          events.push(...inputs.map((i) => i.type));
-          if (inputs.some((i) => i.type === 'tool_call_started')) {
-            await sleep(400);
-            if (mode === 'audit-failed')
-              throw new SkillsError('AUDIT_FAILED', 'audit log write failed: disk full');
-            if (mode === 'stopped') throw new SkillsError('AUDIT_FAILED', `refused: ${STOPPED_REFUSAL}`);
-            if (mode === 'lease-lost') fresh = false;
-            const r = t.appendMany(inputs);
-            startedAt = Date.now();
-            return r;
-          }
-          return t.appendMany(inputs);
+          if (!inputs.some((i) => i.type === 'tool_call_started')) return t.appendMany(inputs);
+          await sleep(400);
+          if (mode === 'audit-failed')
+            throw new SkillsError('AUDIT_FAILED', 'audit log write failed: disk full');
+          if (mode === 'stopped') throw new SkillsError('AUDIT_FAILED', `refused: ${STOPPED_REFUSAL}`);
+          if (mode === 'lease-lost') fresh = false;
+          const written = t.appendMany(inputs);
+          startedAt = Date.now();
+          return written;
         };
       const v = Reflect.get(t, p) as unknown;
       return typeof v === 'function' ? (v as (...a: unknown[]) => unknown).bind(t) : v;
     },
-  });
-  const sandbox = createSandbox({ log, env: process.env });
+  }) satisfies AuditStore;
+  // The sandbox's own per-call folders, watched for the file the script leaves.
+  const sandbox = createSandbox({ log: silentLogger(), env: process.env });
   const outs: string[] = [];
-  const mk = sandbox.createOutputDir.bind(sandbox);
+  const createOutputDir = sandbox.createOutputDir.bind(sandbox);
   sandbox.createOutputDir = async (parent?: string) => {
-    const d = await mk(parent);
+    const d = await createOutputDir(parent);
     outs.push(d);
     return d;
   };
-  let seenAt = 0;
+  let ranAt = 0;
   const poll = setInterval(() => {
-    if (seenAt === 0 && outs.some((d) => existsSync(join(d, 'files', 'ran')))) seenAt = Date.now();
+    if (ranAt === 0 && outs.some((d) => existsSync(join(d, 'files', 'ran')))) ranAt = Date.now();
   }, 3);
-  const runner = createRunner({
-    catalog: () => catalog,
-    config,
-    log,
-    version: '0.0.0-test',
-    audit: () => Promise.resolve(wrapped),
-    sandbox: () => Promise.resolve(sandbox),
-    env: process.env,
-    runsDir: join(root, 'runs'),
-    bundlesDir: join(root, 'bundles'),
-  });
-  const server = createSkillsServer({ catalog: () => catalog, config, log, version: '0.0.0-test', runner });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const session = { id: `overlap-${mode}`, transport: 'stdio' as const };
-  await server.build(session).connect(serverSide);
-  const client = new Client(
-    { name: 'overlap', version: '1.0.0' },
-    { versionNegotiation: { mode: 'legacy' } },
-  );
-  await client.connect(clientSide);
+  const server = startInProcess({ skills: [skills], root, audit, sandbox });
   try {
+    const client = await server.connect(`overlap-${mode}`);
     const result = await client
       .callTool({ name: 'touch', arguments: {} })
       .catch((e: unknown) => ({ thrown: String(e) }));
     await sleep(300);
-    clearInterval(poll);
-    const ran = seenAt !== 0;
-    return { result, ran, ranAt: seenAt, startedAt, events, store, outs };
+    return { result, ranAt, startedAt, states: store.listCalls().map((c) => c.state) };
   } finally {
-    await client.close();
-    await runner.endSession(session, 'client_closed');
-    await runner.close();
-    await sandbox.dispose();
+    clearInterval(poll);
+    await server.close();
   }
 }
 
 describe.skipIf(!isLinux).each([false, true])(
-  'overlap of tool_call_started with the sandbox (staged %s)',
+  'the sandbox gets ready while tool_call_started is written (staged: %s)',
   (staged) => {
     it.each(['audit-failed', 'stopped', 'lease-lost'] as Mode[])(
-      '%s: nothing runs, no unhandled rejection',
+      '%s: nothing runs, the call is closed, and no promise is left rejected unhandled',
       async (mode) => {
         const r = await gatedCall(mode, staged);
-        expect(r.ran).toBe(false);
+        expect(r.ranAt, JSON.stringify(r.result)).toBe(0);
         expect(unhandled).toEqual([]);
-        // The call is closed in the log, never left as running.
-        expect(r.store.listCalls().map((c) => c.state)).not.toContain('started');
-        r.store.close();
+        expect(r.states).not.toContain('started');
       },
       30_000,
     );
 
-    it('ok: the script starts after the record', async () => {
+    it('ok: the script starts once the record is durable', async () => {
       const r = await gatedCall('ok', staged);
-      expect(r.ran, JSON.stringify(r.result)).toBe(true);
+      expect(r.ranAt, JSON.stringify(r.result)).toBeGreaterThan(0);
       expect(r.ranAt).toBeGreaterThanOrEqual(r.startedAt - 5);
+      expect(r.states).toEqual(['finished']);
       expect(unhandled).toEqual([]);
-      r.store.close();
     }, 30_000);
   },
 );

@@ -1,18 +1,12 @@
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { chmod, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { Client, InMemoryTransport } from '@modelcontextprotocol/client';
 import { afterAll, describe, expect, it } from 'vitest';
-import { openAuditStore } from '../../src/audit/open-audit-store.js';
-import type { AuditStore } from '../../src/audit/audit-store.js';
 import { runDoctor, type DoctorSandboxOptions } from '../../src/cli/doctor.js';
 import type { CliIo } from '../../src/cli/io.js';
-import { ConfigSchema } from '../../src/config/config-schema.js';
 import { silentLogger } from '../../src/log.js';
-import { createSkillsServer } from '../../src/mcp/create-server.js';
-import { createRunner } from '../../src/runner/create-runner.js';
 import { createSandbox, readHostFacts, type HostFacts, type HostReaders } from '../../src/sandbox/index.js';
-import { loadCatalog } from '../../src/skills/catalog.js';
+import { startInProcess } from '../helpers/in-process-server.js';
 import { tempDirs } from './helpers.js';
 
 // Why the sandbox cannot start, told apart cause by cause. bubblewrap is replaced by a stub that fails exactly as
@@ -161,43 +155,17 @@ async function gatedCall(options: DoctorSandboxOptions) {
     '---\nname: touch\ndescription: Creates a file. Use in tests.\nentry_point: scripts/main.sh\n---\n\nTouches.\n',
   );
   writeFileSync(join(skills, 'touch', 'scripts', 'main.sh'), `touch ${canary}\necho '{}'\n`);
-  const config = ConfigSchema.parse({
+  const server = startInProcess({
     skills: [skills],
-    approval: { mode: 'allow', fallback: 'rules-only' },
+    root,
+    sandbox: createSandbox({ ...options, log: silentLogger(), env: process.env }),
   });
-  const catalog = loadCatalog(config.skills);
-  const log = silentLogger();
-  let audit: AuditStore | undefined;
-  const sandbox = createSandbox({ ...options, log, env: process.env });
-  const runner = createRunner({
-    catalog: () => catalog,
-    config,
-    log,
-    version: '0.0.0-test',
-    audit: () => Promise.resolve((audit ??= openAuditStore({ path: join(root, 'audit.db') }))),
-    sandbox: () => Promise.resolve(sandbox),
-    env: process.env,
-    runsDir: join(root, 'runs'),
-    bundlesDir: join(root, 'bundles'),
-  });
-  const server = createSkillsServer({ catalog: () => catalog, config, log, version: '0.0.0-test', runner });
-  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
-  const session = { id: 'diagnosis-test', transport: 'stdio' as const };
-  await server.build(session).connect(serverSide);
-  const client = new Client(
-    { name: 'diagnosis-test', version: '1.0.0' },
-    { versionNegotiation: { mode: 'legacy' } },
-  );
-  await client.connect(clientSide);
   try {
+    const client = await server.connect('diagnosis-test');
     const result = await client.callTool({ name: 'touch', arguments: {} });
     return { result, ran: existsSync(canary) };
   } finally {
-    await client.close();
-    await runner.endSession(session, 'client_closed');
-    await runner.close();
-    await sandbox.dispose();
-    audit?.close();
+    await server.close();
   }
 }
 
