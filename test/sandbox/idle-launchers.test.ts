@@ -3,11 +3,12 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectStdio } from '../helpers/stdio-client.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { isLinux, isRoot, parentOf, processes } from '../sandbox/helpers.js';
+import { isLinux, isRoot, parentOf, processes } from './helpers.js';
 
 const temps: (() => void)[] = [];
 afterAll(() => temps.splice(0).forEach((c) => c()));
 
+/** A root-only folder (65534 cannot pass through it, so its skill's launchers are pre-staged) with the skill `probe`. */
 function fixture() {
   const t = tempDir('skills-mcp-idle-launchers-');
   temps.push(t.cleanup);
@@ -23,16 +24,10 @@ function fixture() {
   );
   writeFileSync(
     join(skills, 'probe', 'scripts', 'main.sh'),
+    // Asks, for each pid it is given, whether that process can be signalled from inside the sandbox.
     `#!/bin/bash
 t="$(sed -E 's/.*"targets": *"([0-9 ]*)".*/\\1/')"
-echo "id: $(id)"
-grep -E 'Cap|Seccomp|NoNewPrivs|^Uid|^Gid' /proc/self/status
-echo "visible pids: $(ls /proc | grep -E '^[0-9]+$' | tr '\\n' ' ')"
-ls -l /proc/self/fd
-for p in $t; do
-  echo "target $p: kill0=$(kill -0 $p 2>&1 && echo ok) proc=$(ls /proc/$p 2>&1 | head -1)"
-done
-echo "userns: $(readlink /proc/self/ns/user) pidns: $(readlink /proc/self/ns/pid) mnt: $(readlink /proc/self/ns/mnt)"
+for p in $t; do echo "target $p: kill0=$(kill -0 $p 2>&1 && echo ok)"; done
 `,
     { mode: 0o755 },
   );
@@ -44,15 +39,7 @@ echo "userns: $(readlink /proc/self/ns/user) pidns: $(readlink /proc/self/ns/pid
   return { dir: t.dir, args: ['--skills', skills, '--config', config, '--audit', join(t.dir, 'audit.db')] };
 }
 
-const uidOf = (pid: number) => {
-  try {
-    return Number(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-  } catch {
-    return -1;
-  }
-};
-
-describe.skipIf(!isLinux || !isRoot)('idle 65534 launchers from inside a sandbox', () => {
+describe.skipIf(!isLinux || !isRoot)("a root server's idle launchers", () => {
   it('cannot be addressed by a sandboxed script, and holds no staged folder open to uid 65534', async () => {
     const f = fixture();
     const c = await connectStdio({ era: 'legacy', args: [...f.args, '--no-watch'], env: { HOME: f.dir } });
@@ -92,7 +79,7 @@ describe.skipIf(!isLinux || !isRoot)('idle 65534 launchers from inside a sandbox
         }
       });
       expect(
-        exposed.map((l) => ({ pid: l.pid, uid: uidOf(l.pid), argv0: l.argv[0] })),
+        exposed.map((l) => ({ pid: l.pid, argv: l.argv.slice(0, 2) })),
         'idle 65534 launchers inside a stager',
       ).toEqual([]);
     } finally {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/create-sandbox.js';
-import { isLinux, newSandbox, pidsRunning, plan, tempDirs } from '../sandbox/helpers.js';
+import { isLinux, newSandbox, pidsRunning, plan, tempDirs } from './helpers.js';
 
 const dirs = tempDirs();
 const unhandled: unknown[] = [];
