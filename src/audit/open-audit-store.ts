@@ -6,6 +6,7 @@ import { dirname } from 'node:path';
 import { SkillsError, isSkillsError } from '../errors.js';
 import { type Logger, silentLogger } from '../log.js';
 import type { AuditStore } from './audit-store.js';
+import { newCallId } from './call-id.js';
 import type { PendingEvent } from './check-event-input.js';
 import { createAppender } from './create-appender.js';
 import { closeSession } from './close-session.js';
@@ -35,7 +36,7 @@ export interface OpenAuditStoreOptions {
   busyTimeoutMs?: number;
   /** Clock, integer ms since the epoch (default `Date.now`). */
   now?: () => number;
-  /** Id maker for sessions and calls (default `randomUUID`). */
+  /** Id maker for sessions and calls (default: `randomUUID` for sessions, `newCallId` for calls). */
   newId?: () => string;
   /** This server, recorded in `session_started` (default this pid and host name). */
   owner?: SessionOwner;
@@ -48,7 +49,8 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   const { path, readOnly = false } = options;
   const log = options.log ?? silentLogger();
   const now = options.now ?? Date.now;
-  const newId = options.newId ?? randomUUID;
+  const newSessionId = options.newId ?? randomUUID;
+  const newId = options.newId ?? newCallId;
   const owner = options.owner ?? { pid: process.pid, host: hostname() };
   const alive = options.isOwnerAlive ?? ((o: SessionOwner) => isOwnerAlive(o, owner));
   const db = connect(path, readOnly, options.busyTimeoutMs ?? 10_000);
@@ -138,7 +140,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
     readOnly,
     recovery,
     startSession: (input, opts) => {
-      const sessionId = opts?.sessionId ?? newId();
+      const sessionId = opts?.sessionId ?? newSessionId();
       const payload = { ...input, owner };
       return commit([
         { type: 'session_started', sessionId, callId: null, payload },
@@ -146,7 +148,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
     },
     startSessionAsync: async (input, opts) => {
       writable();
-      const sessionId = opts?.sessionId ?? newId();
+      const sessionId = opts?.sessionId ?? newSessionId();
       const payload = { ...input, owner };
       return (await group!.append({
         type: 'session_started',
@@ -218,7 +220,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
     sessionEvents: (sessionId, types) => guard('read', () => sessionEvents(db, sessionId, types)),
     listCalls: (filter) => guard('read', () => listCalls(db, filter)),
     getCall: (callId) => guard('read', () => getCall(db, callId)),
-    findCallIds: (prefix, limit) => guard('read', () => findCallIds(db, prefix, limit)),
+    findCallIds: (fragment, limit) => guard('read', () => findCallIds(db, fragment, limit)),
     exportEvents: function* () {
       // One statement = one read snapshot. Do not write on this store while iterating (SQLite forbids it).
       const rows = guard('read', () => db.prepare('SELECT * FROM events ORDER BY event_id').iterate());

@@ -152,12 +152,17 @@ export function getCall(db: Database, callId: string): CallDetail | undefined {
   return { call: toCall(row), approval, artifacts, events };
 }
 
-/** Call ids starting with `prefix` (a CLI convenience), at most `limit`. */
-export function findCallIds(db: Database, prefix: string, limit = 10): string[] {
-  const rows = db
+/** Call ids starting with `fragment`, or else ending with it (`shortCallId`): a CLI convenience, at most `limit`. */
+export function findCallIds(db: Database, fragment: string, limit = 10): string[] {
+  const starting = db
     .prepare('SELECT call_id FROM calls WHERE call_id >= ? AND call_id < ? ORDER BY call_id LIMIT ?')
-    .all(prefix, `${prefix}\uffff`, limit) as { call_id: string }[];
-  return rows.map((r) => r.call_id);
+    .all(fragment, `${fragment}\uffff`, limit) as { call_id: string }[];
+  if (starting.length > 0 || fragment === '') return starting.map((r) => r.call_id);
+  // The short form lists show is an id's end: no index helps, so every call id is read once.
+  const ending = db
+    .prepare('SELECT call_id FROM calls WHERE substr(call_id, -length(?)) = ? ORDER BY call_id LIMIT ?')
+    .all(fragment, fragment, limit) as { call_id: string }[];
+  return ending.map((r) => r.call_id);
 }
 
 function parseRow<T>(schema: z.ZodType<T>, row: unknown, table: string): T {

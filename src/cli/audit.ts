@@ -3,6 +3,7 @@ import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openAuditStore } from '../audit/open-audit-store.js';
 import type { AuditStore } from '../audit/audit-store.js';
+import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail, CallRow } from '../audit/types.js';
 import { isSkillsError } from '../errors.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
@@ -159,6 +160,7 @@ function usage(io: CliIo, message: string, command?: Sub): ExitCode {
 
 const time = (ts: number | null): string =>
   ts === null ? '-' : new Date(ts).toISOString().replace('T', ' ');
+/** Session ids are shown by their first characters (`http-…`, a uuid), call ids by their last (`shortCallId`). */
 const short = (id: string): string => id.slice(0, 8);
 
 function listTable(calls: CallRow[]): string {
@@ -166,7 +168,7 @@ function listTable(calls: CallRow[]): string {
   for (const c of calls) {
     rows.push(
       [
-        short(c.callId),
+        shortCallId(c.callId),
         time(c.requestedTs),
         short(c.sessionId),
         c.tool,

@@ -9,7 +9,7 @@ Reads the audit log (SQLite; only reanchor writes to it, and only to record a ne
                                                accept the log as it stands: set the anchors aside, sign anew
   list [--session ID] [--skill NAME] [--limit N] [--json]
                                                calls, oldest first (--limit keeps the most recent N)
-  show <call> [--json]                         one call and its events (a unique id prefix is enough)
+  show <call> [--json]                         one call and its events (a unique start or end of its id is enough)
   export --jsonl                               every event as one JSON line, with prev_hash and hash
 
 The log holds hashes, sizes and key names: never env values, file contents or raw inputs.
@@ -35,7 +35,8 @@ verify\` names from then on. Whatever happened to the log before cannot be prove
 Does nothing when the anchors verify. Restart the server afterwards: it refuses new runs until then.`,
   list: `Usage: skills-mcp audit list [--session ID] [--skill NAME] [--limit N] [--json]
 
-Lists calls oldest first: id prefix, time (UTC), session prefix, tool, skill, status, approval, duration.`,
+Lists calls oldest first: the call id's last 8 characters, time (UTC), session prefix, tool, skill, status, approval,
+duration.`,
   show: `Usage: skills-mcp audit show <call> [--json]
 
 Shows one call: request hashes, policy, approval, sandboxed run, artifacts and every event.`,

@@ -1,5 +1,6 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { AuditStore } from '../audit/audit-store.js';
+import { newCallId } from '../audit/call-id.js';
 import { canonicalJson } from '../canonical-json.js';
 import type { SkillEnv } from '../envs/create-env-resolver.js';
 import type { EnvManifest } from '../envs/env-store.js';
@@ -33,7 +34,7 @@ export function recordDepsInstall(store: AuditStore, version: string): DepsInsta
   return {
     async install(skill, env, install) {
       const spec = canonicalJson(env.spec);
-      const callId = randomUUID();
+      const callId = newCallId();
       store.appendMany([
         {
           type: 'tool_call_requested',

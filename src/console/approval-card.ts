@@ -1,5 +1,6 @@
 import { DECISION_TITLES, APPROVAL_DECISIONS, cardDisplay, describeFinding } from '../gate/index.js';
 import type { ApprovalView, CardDisplay } from '../gate/index.js';
+import { shortCallId } from '../audit/call-id.js';
 import type { ConsoleApproval } from './approval-queue.js';
 import { badge, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
@@ -70,7 +71,7 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     <dd>
       ${formatTime(a.askedAt)}${a.session.caller === undefined ? '' : html` by <code>${shown(a.session.caller.subject, 80)}</code>`}
       · session ${short(a.session.id, 8)} · call
-      <a href="${callLink}">${a.callId.slice(0, 8)}</a>
+      <a href="${callLink}">${shortCallId(a.callId)}</a>
     </dd>
     ${
       a.elsewhere === undefined

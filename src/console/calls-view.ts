@@ -1,3 +1,4 @@
+import { shortCallId } from '../audit/call-id.js';
 import type { CallLog } from '../audit/call-log.js';
 import type { CallDetail } from '../audit/types.js';
 import { approverOfCall, approverSuffix } from './caller-view.js';
@@ -68,7 +69,7 @@ export function callsTable(calls: CallDetail[], base: string): Html {
           return html`<tr>
             <td data-label="Time">${formatTime(c.requestedTs)}</td>
             <td data-label="Call">
-              <a href="${base}/calls/${c.callId}" class="mono">${c.callId.slice(0, 8)}</a>
+              <a href="${base}/calls/${c.callId}" class="mono">${shortCallId(c.callId)}</a>
             </td>
             <td data-label="Skill">
               <code>${shown(what, 80)}</code

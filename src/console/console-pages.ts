@@ -1,4 +1,5 @@
 import { DECISION_TITLES, type ApprovalView } from '../gate/index.js';
+import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail } from '../audit/types.js';
 import { approvalCard } from './approval-card.js';
 import type { ConsoleApproval } from './approval-queue.js';
@@ -84,7 +85,11 @@ export function approvalPage(base: string, a: ConsoleApproval): string {
 
 /** One call from the audit log; while it waits for a decision, also the input it asks to run with, in full. */
 export function callPage(base: string, d: CallDetail, pending?: ApprovalView): string {
-  return pageLayout({ base, title: `Call ${d.call.callId.slice(0, 8)}`, body: callDetail(d, base, pending) });
+  return pageLayout({
+    base,
+    title: `Call ${shortCallId(d.call.callId)}`,
+    body: callDetail(d, base, pending),
+  });
 }
 
 /** A short page for refusals and unknown ids (never echoes the request). */

@@ -1,11 +1,12 @@
 import { join } from 'node:path';
+import { shortCallId } from '../audit/call-id.js';
 import type { Config } from '../config/config-schema.js';
 import type { ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
 
 /** Where a person sees the input in full: the console's page of the call, when the console may be on. */
 function fullInputAt(config: Config, callId: string): string {
-  const page = `the approval console's page of call ${callId.slice(0, 8)} shows the full input (open the console with \`skills-mcp console\`)`;
+  const page = `the approval console's page of call ${shortCallId(callId)} shows the full input (open the console with \`skills-mcp console\`)`;
   if (config.approval.console === true) return page;
   const deny = 'deny unless you know what they hold';
   return config.approval.console === 'auto'

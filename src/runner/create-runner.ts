@@ -1,6 +1,6 @@
-import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { createEnvResolver } from '../envs/create-env-resolver.js';
+import { newCallId } from '../audit/call-id.js';
 import type { CallLog } from '../audit/call-log.js';
 import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
@@ -176,7 +176,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       const text = `${e.message}${e.hint === undefined ? '' : `\nHint: ${e.hint}`}`;
       return { kind: 'done', result: refused('invalid', text, e.code, callId) };
     }
-    const callId = randomUUID();
+    const callId = newCallId();
     const key = call.bound.approvalKey;
     const head = [requestedEvent(s.auditId, callId, call, s.caller), policyEvent(s.auditId, callId, call)];
     const gate = resolveGate({

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newCallId } from '../audit/call-id.js';
 import type { CallLog } from '../audit/call-log.js';
 import type { AppendInput } from '../audit/types.js';
 import { finishedEvent } from './call-events.js';
@@ -49,7 +49,7 @@ export function createReadOnlyRecords(
 
   /** Both events of a call, for one transaction. */
   const eventsOf = (w: Waiting, s: LiveSession): AppendInput[] => {
-    const callId = randomUUID();
+    const callId = newCallId();
     const payload = {
       tool: w.tool,
       skill: w.skill,

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { newCallId } from '../audit/call-id.js';
 import type { CallLog } from '../audit/call-log.js';
 import type { CallerRecord } from '../audit/payload-schemas.js';
 import type { SkillsError } from '../errors.js';
@@ -22,7 +22,7 @@ export async function recordInvalid(
   } catch {
     script = undefined;
   }
-  const callId = randomUUID();
+  const callId = newCallId();
   const payload = {
     tool: req.tool,
     skill: req.skill.name,

@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { shortCallId } from '../../src/audit/call-id.js';
 import { canonicalJson } from '../../src/canonical-json.js';
 import { runAudit } from '../../src/cli/audit.js';
 import type { CliIo } from '../../src/cli/io.js';
@@ -125,7 +126,7 @@ describe('skills-mcp audit', () => {
     const all = await audit('list');
     expect(all.code).toBe(0);
     expect(all.out).toMatch(/^CALL\s+TIME \(UTC\)\s+SESSION\s+TOOL\s+SKILL\s+STATUS\s+APPROVAL\s+MS\n/);
-    expect(all.out).toContain(`${first.slice(0, 8)}  `);
+    expect(all.out).toContain(`${shortCallId(first)}  `);
     expect(all.out).toContain('approved (user)');
     expect(all.out).toMatch(/3 calls\n$/);
     expect((await audit('list', '--session', s1)).out).toMatch(/1 call\n$/);
@@ -135,7 +136,7 @@ describe('skills-mcp audit', () => {
     ]);
   });
 
-  it('shows a call by id or unique prefix, and refuses an ambiguous one', async () => {
+  it('shows a call by id, its short id from the list, or a unique start or end, and refuses an ambiguous one', async () => {
     const r = await audit('show', first.slice(0, 5));
     expect(r.code).toBe(0);
     expect(r.out).toContain(`call      ${first}`);
@@ -152,6 +153,9 @@ describe('skills-mcp audit', () => {
       err: expect.stringContaining('ro-call, ro-call-2… all match'),
     });
     expect((await audit('show', 'ro-call')).out).toContain('call      ro-call\n');
+    expect((await audit('show', shortCallId(first))).out).toContain(`call      ${first}\n`);
+    expect((await audit('show', 'o-call')).out).toContain('call      ro-call\n');
+    expect((await audit('show', 'call-2')).out).toContain('call      ro-call-2\n');
   });
 
   it('exports JSON lines that an outside tool can verify', async () => {

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { shortCallId } from '../../src/audit/call-id.js';
 import { openAuditStore, type AuditStore } from '../../src/audit/index.js';
 import { startAnchoring } from '../../src/audit/start-anchoring.js';
 import { silentLogger } from '../../src/log.js';
@@ -102,8 +103,8 @@ describe('audit verify and anchoring against a writer of the database and the da
       if (bytes[i + name.length] === mine) bytes[i + name.length] = decoy;
     writeFileSync(t.dbPath, bytes);
     const listed = auditCli(t.dbPath, 'list');
-    expect(listed.out).toContain(calls[0]!.slice(0, 8));
-    expect(listed.out).not.toContain(hidden.slice(0, 8));
+    expect(listed.out).toContain(shortCallId(calls[0]!));
+    expect(listed.out).not.toContain(shortCallId(hidden));
     const r = verify(t.dbPath, file, keyFile);
     expect(r.code, r.out).toBe(1);
     expect(r.err).toMatch(/^database: DAMAGED/m);

@@ -1,8 +1,8 @@
 import type pg from 'pg';
-import { randomUUID } from 'node:crypto';
 import { canonicalJson } from '../../canonical-json.js';
 import { isSkillsError } from '../../errors.js';
 import { createCallBook, type CallBook } from '../call-book.js';
+import { newCallId } from '../call-id.js';
 import { checkEventInput, refused, type PendingEvent } from '../check-event-input.js';
 import { checkEventOrder } from '../check-event-order.js';
 import { chainEvent } from '../chain-event.js';
@@ -75,7 +75,7 @@ interface Prepared {
 function prepare(i: PgAppendInput): Prepared {
   const e: PendingEvent = {
     ...i,
-    callId: i.callId ?? (i.type === 'tool_call_requested' ? randomUUID() : null),
+    callId: i.callId ?? (i.type === 'tool_call_requested' ? newCallId() : null),
   };
   const payload = checkEventInput(e);
   try {
