@@ -86,10 +86,7 @@ export interface AuditStore extends CallLog {
   sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): AuditEvent<T>[];
   listCalls(filter?: ListCallsFilter): CallRow[];
   getCall(callId: string): CallDetail | undefined;
-  /**
-   * Call ids starting with `fragment`, or else ending with it (`shortCallId`): CLI `show` takes a unique start or end
-   * of an id.
-   */
+  /** Call ids starting or ending with `fragment` (`shortCallId`): CLI `show` takes a unique start or end of an id. */
   findCallIds(fragment: string, limit?: number): string[];
   /** Every event from one read snapshot, in chain order, in the JSONL export shape. */
   exportEvents(): IterableIterator<ExportedEvent>;

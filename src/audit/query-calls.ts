@@ -152,17 +152,20 @@ export function getCall(db: Database, callId: string): CallDetail | undefined {
   return { call: toCall(row), approval, artifacts, events };
 }
 
-/** Call ids starting with `fragment`, or else ending with it (`shortCallId`): a CLI convenience, at most `limit`. */
+/**
+ * Call ids that start or end with `fragment` (the end is what lists show: `shortCallId`), at most `limit`: a CLI
+ * convenience, which takes a fragment only when exactly one id matches it either way.
+ */
 export function findCallIds(db: Database, fragment: string, limit = 10): string[] {
   const starting = db
     .prepare('SELECT call_id FROM calls WHERE call_id >= ? AND call_id < ? ORDER BY call_id LIMIT ?')
     .all(fragment, `${fragment}\uffff`, limit) as { call_id: string }[];
-  if (starting.length > 0 || fragment === '') return starting.map((r) => r.call_id);
-  // The short form lists show is an id's end: no index helps, so every call id is read once.
+  if (fragment === '') return starting.map((r) => r.call_id);
+  // No index helps with an id's end: every call id is read once.
   const ending = db
     .prepare('SELECT call_id FROM calls WHERE substr(call_id, -length(?)) = ? ORDER BY call_id LIMIT ?')
     .all(fragment, fragment, limit) as { call_id: string }[];
-  return ending.map((r) => r.call_id);
+  return [...new Set([...starting, ...ending].map((r) => r.call_id))].slice(0, limit);
 }
 
 function parseRow<T>(schema: z.ZodType<T>, row: unknown, table: string): T {

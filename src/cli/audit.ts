@@ -189,7 +189,9 @@ function show(store: AuditStore, io: CliIo, id: string, json: boolean): ExitCode
   if (detail === undefined) {
     const matches = store.findCallIds(id, 6);
     if (matches.length !== 1) {
-      const why = matches.length === 0 ? 'no call matches' : `${matches.slice(0, 5).join(', ')}… all match`;
+      const more = matches.length > 5 ? ', …' : '';
+      const why =
+        matches.length === 0 ? 'no call matches' : `${matches.slice(0, 5).join(', ')}${more} all match`;
       io.err(`skills-mcp audit: ${escapeForDisplay(`${why} "${id}"`)}\n`);
       return 1;
     }

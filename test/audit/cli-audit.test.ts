@@ -150,12 +150,25 @@ describe('skills-mcp audit', () => {
     });
     expect(await audit('show', 'ro-')).toMatchObject({
       code: 1,
-      err: expect.stringContaining('ro-call, ro-call-2… all match'),
+      err: expect.stringContaining('ro-call, ro-call-2 all match'),
     });
     expect((await audit('show', 'ro-call')).out).toContain('call      ro-call\n');
     expect((await audit('show', shortCallId(first))).out).toContain(`call      ${first}\n`);
     expect((await audit('show', 'o-call')).out).toContain('call      ro-call\n');
     expect((await audit('show', 'call-2')).out).toContain('call      ro-call-2\n');
+    // An id that starts with what another ends with: neither is taken.
+    const store = openAuditStore({ path: t.dbPath });
+    store.append({
+      type: 'tool_call_requested',
+      sessionId: startSession(store),
+      callId: 'call-2-x',
+      payload: requested(),
+    });
+    store.close();
+    expect(await audit('show', 'call-2')).toMatchObject({
+      code: 1,
+      err: expect.stringContaining('call-2-x, ro-call-2 all match "call-2"'),
+    });
   });
 
   it('exports JSON lines that an outside tool can verify', async () => {

@@ -60,6 +60,8 @@ describe('the approval form hides only configured secret names, and says what it
   it('points the form to the console, whose page of the waiting call shows the whole input', async () => {
     const long = `rm -rf ~ ${'y'.repeat(100)}`;
     let page = '';
+    let index = '';
+    let callId = '';
     const message = await askedMessage(
       'approval:\n  mode: ask\n  console: true\n  console_open_browser: false\n',
       [],
@@ -67,12 +69,17 @@ describe('the approval form hides only configured secret names, and says what it
       async () => {
         const link = runCli(['console', '--audit', fx!.auditPath]).stdout.trim();
         const store = fx!.audit();
-        const callId = store.listCalls()[0]!.callId;
+        callId = store.listCalls()[0]!.callId;
         store.close();
         page = await (await fetch(`${link}calls/${callId}`)).text();
+        index = await (await fetch(link)).text();
       },
     );
-    expect(message).toMatch(/the approval console's page of call [0-9a-f]{8} shows the full input/);
+    // The runner's call ids grow with time: their first characters are the time, so both show the random end.
+    expect(callId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(message).toContain(`the approval console's page of call ${callId.slice(-8)} shows the full input`);
+    expect(page).toContain(`<title>Call ${callId.slice(-8)}`);
+    expect(index).toContain(`>${callId.slice(-8)}</a>`);
     expect(message).not.toContain(long);
     expect(page).toContain('Full input (waiting for your decision)');
     expect(page).toContain(long);
