@@ -292,6 +292,9 @@ function connect(path: string, readOnly: boolean, busyTimeoutMs: number): Databa
 
 const SYNC = ['off', 'normal', 'full', 'extra'] as const;
 
+/** `cache_size` in KiB: SQLite reads a negative value as KiB, a positive one as pages. */
+const cacheKiB = (size: number, pageSize: number): number => (size < 0 ? -size : (size * pageSize) / 1024);
+
 function readSettings(db: Database.Database): AuditSettings {
   const p = (name: string): unknown => db.pragma(name, { simple: true });
   return {
@@ -299,6 +302,7 @@ function readSettings(db: Database.Database): AuditSettings {
     synchronous: SYNC[Number(p('synchronous'))] ?? 'off',
     foreignKeys: p('foreign_keys') === 1,
     busyTimeoutMs: Number(p('busy_timeout')),
+    cacheKiB: cacheKiB(Number(p('cache_size')), Number(p('page_size'))),
     schemaVersion: Number(p('user_version')),
   };
 }

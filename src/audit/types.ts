@@ -161,6 +161,8 @@ export interface AuditSettings {
   synchronous: 'off' | 'normal' | 'full' | 'extra';
   foreignKeys: boolean;
   busyTimeoutMs: number;
+  /** The connection's page cache in KiB (a writable connection keeps 512). */
+  cacheKiB: number;
   schemaVersion: number;
 }
 

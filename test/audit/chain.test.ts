@@ -24,11 +24,12 @@ describe('audit hash chain', () => {
   /** A second connection, as an attacker or a careless tool would use. */
   const raw = (): Database.Database => new Database(t.dbPath);
 
-  it('opens with WAL, synchronous=FULL and foreign keys on', () => {
+  it('opens with WAL, synchronous=FULL, foreign keys on and a 512 KiB page cache', () => {
     expect(store.settings()).toMatchObject({
       journalMode: 'wal',
       synchronous: 'full',
       foreignKeys: true,
+      cacheKiB: 512,
       schemaVersion: SCHEMA_VERSION,
     });
   });
