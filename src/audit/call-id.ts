@@ -26,7 +26,7 @@ export function newCallId(now: number = Date.now()): string {
 
 /**
  * How lists show a call id: its last eight characters. A call id's first characters are its time (ids made within the
- * same 65.5 s share eight of them), its last ones random; an id of any other shape (older logs, ids a test chose) is shown the
- * same way.
+ * same 65.5 s share eight of them), its last ones random; an id of any other shape (older logs, ids a test chose) is
+ * shown the same way.
  */
 export const shortCallId = (callId: string): string => callId.slice(-8);
