@@ -23,6 +23,10 @@ const RUNS = Number(values.runs ?? 5);
 const MS = Number(values.ms ?? 1000);
 /** Calls already in the log of the long-lived-log scenarios. */
 const LOG_CALLS = Number(values['log-calls'] ?? 100_000);
+if (!Number.isInteger(LOG_CALLS) || LOG_CALLS < 0) {
+  console.error(`--log-calls must be a whole number of calls (got ${values['log-calls']})`);
+  process.exit(2);
+}
 /** Read-only records per commit in those scenarios: what the server's 10 ms window groups at ~1,600 calls/s. */
 const PER_COMMIT = 16;
 const TARGET = 1000;

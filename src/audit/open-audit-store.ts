@@ -50,7 +50,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   const log = options.log ?? silentLogger();
   const now = options.now ?? Date.now;
   const newSessionId = options.newId ?? randomUUID;
-  const newId = options.newId ?? newCallId;
+  const makeCallId = options.newId ?? newCallId;
   const owner = options.owner ?? { pid: process.pid, host: hostname() };
   const alive = options.isOwnerAlive ?? ((o: SessionOwner) => isOwnerAlive(o, owner));
   const db = connect(path, readOnly, options.busyTimeoutMs ?? 10_000);
@@ -96,7 +96,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   const toPending = (input: AppendInput): PendingEvent => ({
     type: input.type,
     sessionId: input.sessionId,
-    callId: input.type === 'tool_call_requested' ? (input.callId ?? newId()) : (input.callId ?? null),
+    callId: input.type === 'tool_call_requested' ? (input.callId ?? makeCallId()) : (input.callId ?? null),
     payload: input.payload,
   });
 
