@@ -3,7 +3,10 @@
 // 2025-era requests in sessions (one NodeStreamableHTTPServerTransport per session), 2026-era requests through the
 // stateless handler. No auth, no limits, no audit. Prints its URL on stderr like skills-mcp; GET /healthz answers
 // {"sessions": n}. Used by http.bench.mjs; not part of the product. Usage: node bench/bare-http-server.mjs
+// BARE_ANSWER_FILE=<a CallToolResult in JSON>: the tool answers that instead of "ok" (a shallow copy per call, as
+// skills-mcp answers a skill's view), so the bench can tell what a larger answer costs a bare server and its clients.
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import process from 'node:process';
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
@@ -12,17 +15,22 @@ import * as z from 'zod';
 
 const TOOL = 'markdown-toc';
 const input = z.object({});
+const answerFile = process.env.BARE_ANSWER_FILE;
+const answer =
+  answerFile === undefined || answerFile === ''
+    ? { content: [{ type: 'text', text: 'ok' }] }
+    : JSON.parse(readFileSync(answerFile, 'utf8'));
 
 const build = () => {
   const server = new McpServer({ name: 'bare-http-bench', version: '1.0.0' });
   server.registerTool(
     TOOL,
     {
-      description: 'Trivial tool: returns "ok".',
+      description: answerFile ? 'Returns a fixed answer.' : 'Trivial tool: returns "ok".',
       inputSchema: input,
       annotations: { readOnlyHint: true, openWorldHint: false },
     },
-    () => ({ content: [{ type: 'text', text: 'ok' }] }),
+    () => ({ ...answer }),
   );
   return server;
 };

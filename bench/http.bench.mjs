@@ -1,4 +1,4 @@
-// Streamable HTTP load run on loopback (issue 5, "npm run bench").
+// Streamable HTTP load run on loopback (`npm run bench http`).
 //
 // Starts the built binary (`node dist/cli.js --http --port 0 --skills skills`), then, once per protocol era
 // (legacy sessions, and modern stateless via versionNegotiation 'auto'), connects 50 real
@@ -22,12 +22,16 @@
 // Each load run is followed by the same run against a bare SDK v2 HTTP server with a trivial tool
 // (bench/bare-http-server.mjs), so the two share the machine's noise; the table gives skills-mcp's calls/s as a ratio
 // of the bare server's in the same round and era, and each server's CPU time per call (connect, calls, end of session).
+// Last, what the answer costs: BENCH_HTTP_REF_ROUNDS rounds per era (after one to warm up) of this server, a bare
+// server whose tool returns this server's answer (BARE_ANSWER_FILE) and the trivial bare server, the order rotated
+// each round; the ratios of each round's calls/s are reported as medians.
 //
 // Knobs: BENCH_HTTP_CLIENTS (default 50), BENCH_HTTP_CALLS (calls per client, default 20), BENCH_CLI (another
-// build's cli.js), BENCH_HTTP_ROUNDS (rounds of the second and third passes, default 4, at least 2),
-// BENCH_CPU_PROF (a folder for the servers' CPU profiles), BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of
-// dist/ from before a change inside a copy of the package: it serves too, and runs right after this build in every
-// round and era, so before and after share the noise; its rows and RSS are printed and kept in the JSON).
+// build's cli.js), BENCH_HTTP_ROUNDS (rounds of the second and third passes, default 6, at least 2),
+// BENCH_HTTP_REF_ROUNDS (rounds per era of the answer's cost, default 6), BENCH_CPU_PROF (a folder for the servers'
+// CPU profiles), BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of dist/ from before a change inside a copy
+// of the package: it serves too, and runs right after this build in every round and era, so before and after share
+// the noise; its rows and RSS are printed and kept in the JSON).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -57,7 +61,8 @@ const intEnv = (name, fallback) => {
 };
 const CLIENTS = intEnv('BENCH_HTTP_CLIENTS', 50);
 const CALLS = intEnv('BENCH_HTTP_CALLS', 20);
-const ROUNDS = intEnv('BENCH_HTTP_ROUNDS', 4);
+const ROUNDS = intEnv('BENCH_HTTP_ROUNDS', 6);
+const REF_ROUNDS = intEnv('BENCH_HTTP_REF_ROUNDS', 6);
 if (ROUNDS < 2)
   throw new Error('BENCH_HTTP_ROUNDS must be at least 2: the first round of a pass follows an idle spell');
 const TARGETS = { errors: 0, rssGrowth: 0.2, sessionsAfter: 0, throughputRatio: 0.8 };
@@ -251,6 +256,50 @@ async function sandboxedRuns(url, token) {
   };
 }
 
+/** Saves the answer of one call of TOOL (legacy era) as JSON; returns its size in bytes. */
+async function saveAnswer(url, file) {
+  const c = await connect(url, 'legacy');
+  const answer = await c.client.callTool({ name: TOOL, arguments: {} });
+  await end(c, 'legacy');
+  const json = JSON.stringify(answer);
+  writeFileSync(file, json);
+  return Buffer.byteLength(json);
+}
+
+/**
+ * Rounds of load runs, per era, of `servers` (this server, a bare one with its answer, the trivial bare one), the
+ * order rotated each round; the first round warms up. Medians of each round's calls/s ratios.
+ */
+async function answerReference(servers) {
+  const rounds = { [LEGACY]: [], [MODERN]: [] };
+  let errors = 0;
+  for (let r = 0; r <= REF_ROUNDS; r++) {
+    for (const era of ['legacy', 'auto']) {
+      const cps = {};
+      let negotiated;
+      for (let j = 0; j < servers.length; j++) {
+        const s = servers[(r + j) % servers.length];
+        const run = await loadRun(s.url, era, s.pid);
+        cps[s.key] = run.throughput;
+        negotiated = run.era;
+        if (r > 0) errors += run.errors;
+      }
+      if (r > 0) rounds[negotiated].push(cps);
+    }
+  }
+  const of = (era) => {
+    const m = (f) => median(rounds[era].map(f));
+    return {
+      sameOverBare: m((c) => c.same / c.bare),
+      oursOverBare: m((c) => c.ours / c.bare),
+      oursOverSame: m((c) => c.ours / c.same),
+      errors,
+      rounds: rounds[era],
+    };
+  };
+  return { [LEGACY]: of(LEGACY), [MODERN]: of(MODERN) };
+}
+
 function table(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
   for (const [i, r] of rows.entries()) {
@@ -291,11 +340,12 @@ async function main() {
   const gated = skillsServer(CLI, 'gated-audit.db', { ...process.env, SKILLS_MCP_TOKEN: token });
   const base = BASELINE === undefined ? undefined : skillsServer(BASELINE, 'baseline-audit.db');
   const bare = startServer([BARE]);
+  let sameAnswer;
   let stopped = false;
   const stop = async () => {
     if (stopped) return;
     stopped = true;
-    const procs = [server, bare, gated, ...(base === undefined ? [] : [base])];
+    const procs = [server, bare, gated, ...[base, sameAnswer].filter((p) => p !== undefined)];
     for (const p of procs) p.proc.kill('SIGTERM');
     await Promise.all(procs.map((p) => p.exited));
   };
@@ -317,8 +367,9 @@ async function main() {
     const rssBefore = rssMiB(pid);
     if (base !== undefined) baseRss.before = rssMiB(base.proc.pid);
     const baseRuns = [];
-    // Pass 1 is the load run the issue asks for; passes 2 and 3 are sustained load, the same each, so RSS after them
-    // tells a leak (steady growth) from the heap and allocator sizing themselves once for this load (a plateau).
+    // Pass 1 is the load run the memory target is judged on; passes 2 and 3 are sustained load, the same each, so RSS
+    // after them tells a leak (steady growth) from the heap and allocator sizing themselves once for this load (a
+    // plateau).
     const runs = [];
     const bareRuns = [];
     const rssAfterPass = [];
@@ -350,6 +401,15 @@ async function main() {
     }
     note(`${SANDBOXED} concurrent sandboxed runs of ${RUN_TOOL}`);
     const sandboxed = await sandboxedRuns(await gated.url, token);
+    note(`answer reference: ${REF_ROUNDS} rounds per era, this server and two bare ones`);
+    const answerFile = join(tmp, 'answer.json');
+    const answerBytes = await saveAnswer(url, answerFile);
+    sameAnswer = startServer([BARE], { ...process.env, BARE_ANSWER_FILE: answerFile });
+    const reference = await answerReference([
+      { key: 'ours', url, pid },
+      { key: 'same', url: await sameAnswer.url, pid: sameAnswer.proc.pid },
+      { key: 'bare', url: bareUrl, pid: bare.proc.pid },
+    ]);
     const after = await health(url);
     const growth = (from, to) => (from === null || to === null ? null : to / from - 1);
     const pct = (g) => (g === null ? '?' : `${g >= 0 ? '+' : ''}${round(g * 100, 1)} %`);
@@ -467,6 +527,12 @@ async function main() {
         `baseline build ${BASELINE}: calls/s vs bare under sustained load ${eras(b)} (runs: ${b.runs.map(x).join(', ')}); after an idle spell ${eras(ratiosOf(baseRuns, true))}; idle RSS ${round(baseRss.before, 1)} MiB before, after each pass ${baseRss.afterPass.map((v) => round(v, 1)).join(', ')} MiB`,
       );
     }
+    for (const era of [LEGACY, MODERN]) {
+      const r = reference[era];
+      out(
+        `the answer's cost, ${era} era (${REF_ROUNDS} rounds, order rotated): a bare SDK server answering this server's answer (${answerBytes.toLocaleString('en')} bytes of JSON) ${x(r.sameOverBare)} the trivial one; this server ${x(r.oursOverBare)} the trivial one, ${x(r.oursOverSame)} the one with its answer${r.errors > 0 ? ` (${r.errors} errors)` : ''}`,
+      );
+    }
     out();
     const targets = [
       { target: 'errors = 0', actual: String(errors), met: errors === TARGETS.errors },
@@ -550,6 +616,7 @@ async function main() {
             },
           }),
       sandboxedRuns: sandboxed,
+      answerReference: { rounds: REF_ROUNDS, answerBytes, ...reference },
       targets: targets.map((t) => ({ ...t, status: check(t.met) })),
     };
     mkdirSync(dirname(RESULTS), { recursive: true });

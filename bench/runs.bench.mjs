@@ -1,4 +1,4 @@
-// Gated-run overhead benchmark (issue 4, "npm run bench").
+// Gated-run overhead benchmark (`npm run bench runs`).
 //
 // Warm end-to-end `tools/call` of the bundled Python skill csv-stats, allowed by policy (no approval asked), through
 // the real server over stdio — policy, bundle hashing, audit events with synchronous=FULL, the bubblewrap sandbox and
