@@ -256,7 +256,10 @@ async function sandboxedRuns(url, token) {
   };
 }
 
-/** Saves the answer of one call of TOOL (legacy era) as JSON; returns its size in bytes. */
+/**
+ * Saves the answer of one call of TOOL (legacy era) as JSON; returns its size in bytes. It is the result as the client
+ * parsed it, serialized again: the same members and values the server sent, which is what the bare server answers.
+ */
 async function saveAnswer(url, file) {
   const c = await connect(url, 'legacy');
   const answer = await c.client.callTool({ name: TOOL, arguments: {} });
@@ -268,32 +271,40 @@ async function saveAnswer(url, file) {
 
 /**
  * Rounds of load runs, per era, of `servers` (this server, a bare one with its answer, the trivial bare one), the
- * order rotated each round; the first round warms up. Medians of each round's calls/s ratios.
+ * order rotated each round (evenly when the rounds are a multiple of 3); the first round warms up. Medians of each
+ * round's calls/s ratios; errors are counted in every round, the first too.
  */
 async function answerReference(servers) {
   const rounds = { [LEGACY]: [], [MODERN]: [] };
-  let errors = 0;
+  const errors = { [LEGACY]: 0, [MODERN]: 0 };
   for (let r = 0; r <= REF_ROUNDS; r++) {
     for (const era of ['legacy', 'auto']) {
-      const cps = {};
-      let negotiated;
+      const round = { order: [], callsPerSecond: {}, serverCpuMsPerCall: {} };
+      const eras = new Set();
       for (let j = 0; j < servers.length; j++) {
         const s = servers[(r + j) % servers.length];
         const run = await loadRun(s.url, era, s.pid);
-        cps[s.key] = run.throughput;
-        negotiated = run.era;
-        if (r > 0) errors += run.errors;
+        round.order.push(s.key);
+        round.callsPerSecond[s.key] = run.throughput;
+        round.serverCpuMsPerCall[s.key] = run.serverCpuMsPerCall;
+        eras.add(run.era);
+        if (run.era !== null) errors[run.era] += run.errors;
       }
-      if (r > 0) rounds[negotiated].push(cps);
+      const [negotiated] = eras;
+      if (eras.size !== 1 || (negotiated !== LEGACY && negotiated !== MODERN))
+        throw new Error(
+          `answer reference: the servers did not all negotiate one era when asked for "${era}" (got ${[...eras].join(', ')})`,
+        );
+      if (r > 0) rounds[negotiated].push(round);
     }
   }
   const of = (era) => {
-    const m = (f) => median(rounds[era].map(f));
+    const m = (f) => median(rounds[era].map((x) => f(x.callsPerSecond)));
     return {
       sameOverBare: m((c) => c.same / c.bare),
       oursOverBare: m((c) => c.ours / c.bare),
       oursOverSame: m((c) => c.ours / c.same),
-      errors,
+      errors: errors[era],
       rounds: rounds[era],
     };
   };
@@ -415,7 +426,9 @@ async function main() {
     const pct = (g) => (g === null ? '?' : `${g >= 0 ? '+' : ''}${round(g * 100, 1)} %`);
     const runGrowth = growth(rssBefore, rssAfterPass[0]);
     const passGrowth = growth(rssAfterPass[1], rssAfterPass[2]);
-    const errors = runs.reduce((a, r) => a + r.errors, 0);
+    // Every load run's errors, the answer reference's too.
+    const errors =
+      runs.reduce((a, r) => a + r.errors, 0) + reference[LEGACY].errors + reference[MODERN].errors;
     /** Median calls/s ratio of `rs` that are (not) right after an idle spell, per era and over both. */
     const ratiosOf = (rs, afterIdle) => {
       const list = (era) =>
@@ -530,7 +543,7 @@ async function main() {
     for (const era of [LEGACY, MODERN]) {
       const r = reference[era];
       out(
-        `the answer's cost, ${era} era (${REF_ROUNDS} rounds, order rotated): a bare SDK server answering this server's answer (${answerBytes.toLocaleString('en')} bytes of JSON) ${x(r.sameOverBare)} the trivial one; this server ${x(r.oursOverBare)} the trivial one, ${x(r.oursOverSame)} the one with its answer${r.errors > 0 ? ` (${r.errors} errors)` : ''}`,
+        `the answer's cost, ${era} era (${REF_ROUNDS} rounds, order rotated): a bare SDK server answering this server's answer (${answerBytes.toLocaleString('en')} bytes of JSON) ${x(r.sameOverBare)} the trivial one; this server ${x(r.oursOverBare)} the trivial one, ${x(r.oursOverSame)} the one with its answer (medians of the rounds' ratios); ${r.errors} errors`,
       );
     }
     out();

@@ -28,7 +28,11 @@ const WARMUP = 3;
 const SRT_PKG = '@anthropic-ai/sandbox-runtime@0.0.78';
 const CODE = 'print(1)';
 const repo = resolve(here, '..');
-const GATED_ROUNDS = Number(process.env.SKILLS_MCP_BENCH_GATED_RUNS ?? 40);
+const GATED_ROUNDS = Number(process.env.SKILLS_MCP_BENCH_GATED_RUNS || 40);
+if (!Number.isInteger(GATED_ROUNDS) || GATED_ROUNDS < 1)
+  throw new Error(
+    `SKILLS_MCP_BENCH_GATED_RUNS must be a positive integer (got ${process.env.SKILLS_MCP_BENCH_GATED_RUNS})`,
+  );
 const GATED_SETTLE_MS = 100;
 const GATED_TARGET = 1.25;
 const CSV_SCRIPT = join(repo, 'skills', 'csv-stats', 'scripts', 'main.py');
