@@ -4,7 +4,7 @@ import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bw
 import type { BwrapHost } from './bwrap-probe.js';
 import { collectBinds } from './collect-binds.js';
 import type { WorkspaceCopy } from './copy-workspace.js';
-import { FD, GATE_GO, launchData, type LaunchInput } from './launcher.js';
+import { FD, GATE_GO, launchData, START_BYTE, type LaunchInput } from './launcher.js';
 import { createLauncherPool, type Launcher, type LauncherPool } from './launcher-pool.js';
 import type { ResolvedInterpreter } from './resolve-interpreter.js';
 import type { ChildDeps, ChildOutcome } from './run-child.js';
@@ -189,26 +189,41 @@ export async function executeBwrap(
     // (`GATE_SCRIPT`): only then may the script start.
     let go: (bytes: Uint8Array) => void = () => undefined;
     const gate = new Promise<Uint8Array>((resolve) => (go = resolve));
-    // Everything above only got the run ready: the launcher gets it once the caller says go.
-    await opts.ready;
-    if (opts.signal?.aborted === true) {
-      // Cancelled before the hand-off: the launcher never had the run, so nothing of it started.
-      launcher.child.discard();
-      const cgroup = lease !== undefined;
-      return { outcome: unstarted(), oomKilled: false, seccomp: seccomp !== undefined, cgroup, ended: true };
-    }
-    const outcome = await launcher.child.start({
-      data: new Map<number, Uint8Array | Promise<Uint8Array>>([...data, [FD.go, gate]]),
+    // The launcher gets its message now and gets ready (limits, fds) while the caller's go is pending; its start
+    // byte goes only with the go, and only if the run was not called off meanwhile.
+    const calledOff = new Error('the run was called off before its go');
+    const begin = (opts.ready ?? Promise.resolve()).then(() => {
+      if (opts.signal?.aborted === true) throw calledOff;
+    });
+    const running = launcher.child.start({
+      data: new Map<number, Uint8Array | Promise<Uint8Array>>([
+        ...data,
+        [FD.start, begin.then(() => START_BYTE)],
+        [FD.go, gate],
+      ]),
       read: new Map([
         [FD.info, onInfo],
         [FD.ready, () => go(GATE_GO)],
       ]),
+      begin,
       ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
       wallTimeMs: plan.limits.wallTimeMs,
       maxOutputBytes: plan.limits.maxOutputBytes,
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),
       ...(opts.onOutput === undefined ? {} : { onOutput: opts.onOutput }),
     });
+    // Its failure is met below, once the go is known (never unhandled meanwhile).
+    running.catch(() => undefined);
+    try {
+      await begin;
+    } catch (err) {
+      // No start byte: the launcher never started the chain, so nothing of the run started.
+      launcher.child.discard();
+      if (err !== calledOff) throw err;
+      const cgroup = lease !== undefined;
+      return { outcome: unstarted(), oomKilled: false, seccomp: seccomp !== undefined, cgroup, ended: true };
+    }
+    const outcome = await running;
     // bwrap exits on its own only after its pid 1 did, that is after every process inside; stopped from outside,
     // it dies first and they follow a moment later: wait for them.
     const stopped = outcome.timedOut || outcome.cancelled || outcome.signal !== null;

@@ -3,22 +3,32 @@ import type { PrepareSpec } from './run-child.js';
 import { BASH, limitArgs, type ShimLimits } from './shim.js';
 import { stagerArgs, type PreStage } from './stage-mounts.js';
 
-/** The launcher's pipes with the server (fds 5–12, and the gate's, moved to 3 and 4), closed in its helper processes. */
-const CLOSE_PIPES = '3<&- 4>&- 5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&-';
+/**
+ * The launcher's pipes with the server (fds 5–12 and 15, and the gate's, moved to 3 and 4), closed in its helper
+ * processes.
+ */
+const CLOSE_PIPES = '3<&- 4>&- 5<&- 6<&- 7<&- 8<&- 9<&- 10<&- 11<&- 12<&- 15<&-';
 
 /** Starts `"$@"` as a child and waits for it, handing on stdin and the default SIGINT and SIGQUIT (`WAITER_SCRIPT`). */
 const WAIT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
 /** A chain's first word when the launcher is to be its waiter. */
 const WAIT_HERE = '--wait';
+/**
+ * The server's start byte (fd 15), then that fd closed: nothing of the chain starts before it. An end of file (the
+ * server gone, or the run called off) or any other byte ends the launcher.
+ */
+const AWAIT_START = 'read -r -N 1 -u 15 go && [ "$go" = 1 ] || exit 0; exec 15<&-';
 
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
  * call path: on cgroup v1, moving a process into a cgroup costs ≈ 11 ms (a percpu rwsem write lock),
  * and bash itself takes a few ms to start. It joins the run's cgroups through fds 3 and 4 (opened by the
- * server), then blocks until the server writes the run's message on fd 5. Then it applies the rlimits,
+ * server), then blocks until the server writes the run's message on fd 5. Then it applies the rlimits and
  * closes every inherited fd except the ones bwrap reads (a non-CLOEXEC fd of the server must not reach
- * the script; bwrap closes the ones it reads), and `exec`s the chain (or, as a root waiter, starts it and waits for
- * it). A constant script: the message is NUL-separated data, never code.
+ * the script; bwrap closes the ones it reads). The server sends the message while the call's start is being
+ * recorded; only its start byte (fd 15, once that record is durable) lets the launcher `exec` the chain (or, as a
+ * root waiter, start it and wait for it: forked before the byte, the chain's process waits for it itself). A
+ * constant script: the message is NUL-separated data, never code.
  */
 export const LAUNCHER_SCRIPT = [
   'echo $$ >&3 && echo $$ >&4 || exit 125',
@@ -40,8 +50,10 @@ export const LAUNCHER_SCRIPT = [
   'ulimit -i 1024 2>/dev/null; ulimit -q 65536 2>/dev/null',
   'shift 4',
   'for f in /proc/self/fd/*; do n=${f##*/}; case ",$n," in ,0,|,1,|,2,) ;; *) case $keep in *",$n,"*) ;; *) if [ -e "$f" ]; then exec {n}>&-; fi ;; esac ;; esac; done',
-  // A pre-staged root launcher is itself the waiter (`WAITER_SCRIPT`): no second shell to start on the call's path.
-  `if [ "$1" = ${WAIT_HERE} ]; then shift; ${WAIT}; fi`,
+  // A pre-staged root launcher is itself the waiter (`WAITER_SCRIPT`): no second shell to start on the call's path,
+  // and the fork happens before the start byte, which the chain's process waits for.
+  `if [ "$1" = ${WAIT_HERE} ]; then shift; { trap - INT QUIT; ${AWAIT_START}; exec "$@"; } <&0 & exec 15<&-; wait $!; exit $?; fi`,
+  AWAIT_START,
   'exec "$@"',
 ].join('\n');
 
@@ -71,6 +83,9 @@ const GATE = ['/bin/sh', '-c', GATE_SCRIPT, 'skills-mcp-gate'];
 /** The server's go, once the sandbox's first command said it is there. */
 export const GATE_GO = Buffer.from('1\n');
 
+/** The launcher's start byte (`FD.start`), once the call's start is durable. */
+export const START_BYTE = Buffer.from('1');
+
 /** Fixed fd layout of a launcher (as the launcher and the bwrap it becomes see them). */
 export const FD = {
   cgMemory: 3,
@@ -87,6 +102,8 @@ export const FD = {
   /** The gate (`GATE_SCRIPT`): the server's go, and the sandbox's word that it is there (fds 3 and 4 inside). */
   go: 13,
   ready: 14,
+  /** The start byte (`AWAIT_START`): the chain may start. */
+  start: 15,
 };
 const PIPES = [
   FD.control,
@@ -99,6 +116,7 @@ const PIPES = [
   FD.info,
   FD.go,
   FD.ready,
+  FD.start,
 ];
 /** Where the launcher moves the gate's pipes. */
 const GATE_FDS = [3, 4];
@@ -146,8 +164,8 @@ export interface LaunchInput {
 }
 
 /**
- * The bytes for each launcher pipe but the gate's (the server answers there). The chain it execs (payload: the gate,
- * then the script's argv):
+ * The bytes for each launcher pipe but the gate's and the start byte's (the server writes those when their time
+ * comes). The chain it execs (payload: the gate, then the script's argv):
  * - `bwrap --args 7 -- payload` (server not root, or a root server's launcher running as 65534);
  * - `--wait setpriv --reuid=65534 … -- bwrap …` (server root, in a pre-staged launcher, which waits for the chain);
  * - `bwrap --args 6 -- bash -c WAITER_SCRIPT setpriv … -- bwrap --args 7 -- payload` (server root, staged sources).
@@ -163,7 +181,7 @@ export function launchData(i: LaunchInput): Map<number, Buffer> {
         ? [WAIT_HERE, ...drop, ...chain]
         : [...BASH, WAITER_SCRIPT, 'skills-mcp-waiter', ...drop, ...chain];
   }
-  const keep = [...GATE_FDS, FD.args, FD.passwd, FD.group, FD.info];
+  const keep = [...GATE_FDS, FD.args, FD.passwd, FD.group, FD.info, FD.start];
   const data = new Map<number, Buffer>([
     [FD.args, encodeArgs(i.options)],
     [FD.passwd, Buffer.from(i.files.passwd)],

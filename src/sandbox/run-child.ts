@@ -34,6 +34,11 @@ export interface StartSpec {
   onOutput?: (chunk: OutputChunk) => void;
   /** Readers of what the child writes into its extra pipes, by fd number. */
   read?: ReadonlyMap<number, (chunk: Buffer) => void>;
+  /**
+   * When the run begins, for a child that waits for a word of the caller's before it runs anything: the wall-time
+   * limit and the duration count from its fulfilment. Rejected, they never start (the caller discards the child).
+   */
+  begin?: Promise<void>;
 }
 
 /** How a child ended: a sandbox result before the adapter adds what only it knows. */
@@ -128,17 +133,24 @@ export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedC
           reject(new SkillsError('SANDBOX_FAILED', `could not start ${spec.command}`, { cause: spawnError }));
           return;
         }
-        const started = now();
         const out = createCappedBuffer(s.maxOutputBytes);
         const err = createCappedBuffer(s.maxOutputBytes);
         let timedOut = false;
         let cancelled = false;
         let settled = false;
         let graceTimer: NodeJS.Timeout | undefined;
-        const timer = setTimeout(() => {
-          timedOut = true;
-          killGroup(child);
-        }, s.wallTimeMs);
+        let started: number | undefined;
+        let timer: NodeJS.Timeout | undefined;
+        const clock = () => {
+          if (settled) return;
+          started = now();
+          timer = setTimeout(() => {
+            timedOut = true;
+            killGroup(child);
+          }, s.wallTimeMs);
+        };
+        if (s.begin === undefined) clock();
+        else s.begin.then(clock, () => undefined);
         const onAbort = () => {
           cancelled = true;
           killGroup(child);
@@ -159,7 +171,7 @@ export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedC
             stderr: err.result(),
             truncated: { stdout: out.truncated, stderr: err.truncated },
             bytes: { stdout: out.total, stderr: err.total },
-            durationMs: Math.round((now() - started) * 10) / 10,
+            durationMs: started === undefined ? 0 : Math.round((now() - started) * 10) / 10,
             timedOut,
             cancelled,
           });

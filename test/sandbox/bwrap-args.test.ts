@@ -137,7 +137,7 @@ describe('launcher', () => {
   };
   const control = (d: Map<number, Buffer>) => d.get(FD.control)!.toString().split('\0').slice(0, -1);
 
-  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and ten pipes', () => {
+  it('is spawned as bash with an empty env, its cgroup fds at 3 and 4, and eleven pipes', () => {
     const s = launcherSpec([40, 41]);
     expect([s.command, ...s.args]).toEqual([
       '/bin/bash',
@@ -162,13 +162,14 @@ describe('launcher', () => {
       'pipe',
       'pipe',
       'pipe',
+      'pipe',
     ]);
   });
 
   it('tells the launcher which fds to keep, the rlimits, and the chain to exec, the gate first inside', () => {
     const d = launchData(input);
     expect(control(d)).toEqual([
-      '3,4,7,9,10,12',
+      '3,4,7,9,10,12,15',
       '64',
       '5',
       '1024',
@@ -209,7 +210,7 @@ describe('launcher', () => {
       stage: { dir: '/tmp/st', outer: [{ src: '/root/p', dest: '/tmp/st/0', write: false }] },
     });
     expect(control(d)).toEqual([
-      '3,4,6,7,8,9,10,11,12',
+      '3,4,6,7,8,9,10,11,12,15',
       '64',
       '5',
       '1024',

@@ -1,9 +1,11 @@
+import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/create-sandbox.js';
-import { isLinux, newSandbox, pidsRunning, plan, tempDirs } from './helpers.js';
+import { isAlive, isLinux, newSandbox, parentOf, pidsRunning, plan, processes, tempDirs } from './helpers.js';
 
 const dirs = tempDirs();
 const unhandled: unknown[] = [];
@@ -109,5 +111,76 @@ describe.skipIf(!isLinux).each([false, true])('RunOptions.ready (staged: %s)', (
     await sleep(300);
     expect(r.cancelled).toBe(true);
     expect(existsSync(canary)).toBe(false);
+  }, 30_000);
+});
+
+/** Every process below `pid` (its children, theirs, …), from /proc. */
+function descendants(pid: number): number[] {
+  const below: number[] = [];
+  for (const p of processes()) {
+    for (let up = parentOf(p.pid); up !== undefined && up > 1; up = parentOf(up)) {
+      if (up !== pid) continue;
+      below.push(p.pid);
+      break;
+    }
+  }
+  return below;
+}
+
+// The launcher gets its run while the call's start is being recorded and waits for a start byte before anything of
+// the chain starts: when the server dies instead (its end of the pipe closes), the launcher ends and nothing runs.
+describe.skipIf(!isLinux).each([false, true])(
+  'a launcher holding a run without its start byte (staged: %s)',
+  (staged) => {
+    it('ends with the server, and the script never starts', async () => {
+      const out = await outDir(staged);
+      const canary = join(out, 'canary');
+      const secs = `9.${Math.floor(Math.random() * 1e6)}`;
+      const dist = fileURLToPath(new URL('../../dist', import.meta.url));
+      const holder = spawn(
+        process.execPath,
+        [fileURLToPath(new URL('hold-run.mjs', import.meta.url)), dist, out, canary, secs],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      try {
+        await new Promise<void>((resolve, reject) => {
+          holder.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
+          holder.once('exit', (code) =>
+            reject(new Error(`the holder exited (${code}) before it held a run`)),
+          );
+        });
+        const launchers = descendants(holder.pid!);
+        expect(launchers.length).toBeGreaterThan(0);
+        holder.kill('SIGKILL');
+        for (let i = 0; i < 60 && launchers.some(isAlive); i++) await sleep(50);
+        expect(launchers.filter(isAlive)).toEqual([]);
+        await sleep(300);
+        expect(existsSync(canary)).toBe(false);
+        expect(pidsRunning(['python3', '-c', SCRIPT, canary, secs])).toEqual([]);
+      } finally {
+        holder.kill('SIGKILL');
+      }
+    }, 30_000);
+  },
+);
+
+describe.skipIf(!isLinux)('the wall-time limit and the duration of a run', () => {
+  it('count from the go, not from the wait for it', async () => {
+    const out = await outDir(false);
+    const canary = join(out, 'canary');
+    const r = await sb.run(
+      plan({
+        argv: ['python3', '-c', SCRIPT, canary, '0'],
+        writablePaths: [out],
+        limits: { wallTimeMs: 2_000 },
+      }),
+      { ready: sleep(2_500) },
+    );
+    expect(r.timedOut, r.stderr.toString()).toBe(false);
+    expect(r.exitCode).toBe(0);
+    expect(r.durationMs).toBeLessThan(2_000);
+    expect(existsSync(canary)).toBe(true);
   }, 30_000);
 });
