@@ -15,9 +15,9 @@ const WAIT = '{ trap - INT QUIT; exec "$@"; } <&0 & wait $!; exit $?';
 const WAIT_HERE = '--wait';
 /**
  * The server's start byte (fd 15), then that fd closed: nothing of the chain starts before it. An end of file (the
- * server gone, or the run called off) or any other byte ends the launcher.
+ * server gone, or the run called off) or any other byte ends the launcher, with the code of a run that never started.
  */
-const AWAIT_START = 'read -r -N 1 -u 15 go && [ "$go" = 1 ] || exit 0; exec 15<&-';
+const AWAIT_START = 'read -r -N 1 -u 15 go && [ "$go" = 1 ] || exit 125; exec 15<&-';
 
 /**
  * The launcher is spawned ahead of each run (see `launcher-pool.ts`) so the slow parts happen off the
