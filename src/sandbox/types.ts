@@ -84,8 +84,9 @@ export interface OutputChunk {
 export interface RunOptions {
   signal?: AbortSignal;
   /**
-   * The go for the run: the sandbox may get ready meanwhile (launcher, limits, arguments), but no process of the run
-   * gets the run until this is fulfilled. Rejected: nothing runs, and `run` rejects with its reason.
+   * The go for the run: the sandbox may get ready meanwhile (launcher, limits, arguments; the launcher may read its
+   * message), but no process of the run starts until this is fulfilled. Rejected: nothing runs, and `run` rejects
+   * with its reason.
    */
   ready?: Promise<void>;
   /** Called for every chunk read (sizes only), for progress notifications. */
