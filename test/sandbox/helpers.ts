@@ -114,6 +114,13 @@ export function parentOf(pid: number): number | undefined {
   }
 }
 
+/** Whether one of `ancestors` is an ancestor of process `pid`. */
+export function isBelow(pid: number, ancestors: readonly number[]): boolean {
+  for (let p = parentOf(pid); p !== undefined && p > 1; p = parentOf(p))
+    if (ancestors.includes(p)) return true;
+  return false;
+}
+
 /**
  * Writes, in `dir`, the skill `sleeper` (its script sleeps for its input's `seconds`, a string of digits: a test
  * finds the script by its command line, `sleep <seconds>`) and a config allowing it; returns the server's arguments

@@ -7,10 +7,10 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Sandbox } from '../../src/sandbox/create-sandbox.js';
 import {
   isAlive,
+  isBelow,
   isLinux,
   isRoot,
   newSandbox,
-  parentOf,
   pidsRunning,
   plan,
   processes,
@@ -124,19 +124,6 @@ describe.skipIf(!isLinux).each([false, true])('RunOptions.ready (staged: %s)', (
   }, 30_000);
 });
 
-/** Every process below `pid` (its children, theirs, …), from /proc. */
-function descendants(pid: number): number[] {
-  const below: number[] = [];
-  for (const p of processes()) {
-    for (let up = parentOf(p.pid); up !== undefined && up > 1; up = parentOf(up)) {
-      if (up !== pid) continue;
-      below.push(p.pid);
-      break;
-    }
-  }
-  return below;
-}
-
 // The launcher gets its run while the call's start is being recorded and waits for a start byte before anything of
 // the chain starts: when the server dies instead (its end of the pipe closes), the launcher ends and nothing runs.
 // `warm`: a first run in the same folder, so the held run gets a launcher made ready for it (as root, for a folder
@@ -157,9 +144,7 @@ describe.skipIf(!isLinux).each([
       [
         fileURLToPath(new URL('hold-run.mjs', import.meta.url)),
         dist,
-        out,
-        canary,
-        secs,
+        JSON.stringify(plan({ argv: ['python3', '-c', SCRIPT, canary, secs], writablePaths: [out] })),
         ...(warm ? ['warm'] : []),
       ],
       { stdio: ['ignore', 'pipe', 'inherit'] },
@@ -169,7 +154,9 @@ describe.skipIf(!isLinux).each([
         holder.stdout.on('data', (d: Buffer) => d.toString().includes('held') && resolve());
         holder.once('exit', (code) => reject(new Error(`the holder exited (${code}) before it held a run`)));
       });
-      const below = descendants(holder.pid!);
+      const below = processes()
+        .filter((p) => isBelow(p.pid, [holder.pid!]))
+        .map((p) => p.pid);
       expect(below.length).toBeGreaterThan(0);
       // A pre-staged root launcher has forked the process that waits for the byte: two launcher shells.
       if (staged && warm && isRoot) {

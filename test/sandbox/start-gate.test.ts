@@ -5,19 +5,21 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { tempDir } from '../helpers/temp-dir.js';
-import { isAlive, isLinux, isRoot, parentOf, pidsRunning, processes, sleeperFixture } from './helpers.js';
+import {
+  isAlive,
+  isBelow,
+  isLinux,
+  isRoot,
+  parentOf,
+  pidsRunning,
+  processes,
+  sleeperFixture,
+} from './helpers.js';
 
 const temps: (() => void)[] = [];
 afterAll(() => {
   for (const cleanup of temps.splice(0)) cleanup();
 });
-
-/** Whether one of `ancestors` is an ancestor of process `pid`. */
-function isBelow(pid: number, ancestors: readonly number[]): boolean {
-  for (let p = parentOf(pid); p !== undefined && p > 1; p = parentOf(p))
-    if (ancestors.includes(p)) return true;
-  return false;
-}
 
 /** How many bytes process `pid` has read (`rchar`), or -1 once it has ended (a zombie's is not readable). */
 function charsRead(pid: number): number {
