@@ -1,5 +1,8 @@
 // The floor any SDK-based server starts from: a bare SDK v2 server with 100 trivial tools, served over stdio for
 // both protocol eras exactly like skills-mcp (serveStdio). Used by startup.bench.mjs; not part of the product.
+// BARE_ANSWER_FILE=<a CallToolResult in JSON>: every tool answers that instead of "ok" (a shallow copy per call, as
+// skills-mcp answers a skill's view), so the bench can tell what a larger answer costs a bare server and its client.
+import { readFileSync } from 'node:fs';
 import process from 'node:process';
 import { McpServer } from '@modelcontextprotocol/server';
 import { serveStdio } from '@modelcontextprotocol/server/stdio';
@@ -7,6 +10,10 @@ import * as z from 'zod';
 
 const TOOLS = 100;
 const input = z.object({});
+const answerFile = process.env.BARE_ANSWER_FILE;
+const fixed = answerFile ? JSON.parse(readFileSync(answerFile, 'utf8')) : undefined;
+const answer =
+  fixed === undefined ? () => ({ content: [{ type: 'text', text: 'ok' }] }) : () => ({ ...fixed });
 
 const build = () => {
   const server = new McpServer({ name: 'bare-bench', version: '1.0.0' });
@@ -16,11 +23,13 @@ const build = () => {
       name,
       {
         title: `Tool ${i}`,
-        description: `Trivial tool number ${i}: returns "ok". Exists only to give the server a realistic tool list.`,
+        description: fixed
+          ? `Tool number ${i}: returns a fixed answer. Exists only to give the server a realistic tool list.`
+          : `Trivial tool number ${i}: returns "ok". Exists only to give the server a realistic tool list.`,
         inputSchema: input,
         annotations: { readOnlyHint: true, openWorldHint: false },
       },
-      () => ({ content: [{ type: 'text', text: 'ok' }] }),
+      answer,
     );
   }
   return server;

@@ -10,7 +10,8 @@
 //     CPU time it used up to then (/proc/<pid>/stat), the steadier figure when other jobs share the machine; for the
 //     watching rows also both once the server has gone quiet (its CPU time still for 300 ms): setting up the
 //     watches happens after the first answers;
-//   - warm per-call latency of a per-skill tool (10 skills) next to the bare server's trivial tool.
+//   - warm per-call latency of a per-skill tool (10 skills) next to the bare server's trivial tool, and next to the
+//     same bare server with every tool returning that skill tool's answer (what an answer that size costs by itself).
 // With BENCH_BASELINE_CLI (another build's cli.js, e.g. a copy of dist/ from before a change, inside a copy of the
 // package so it finds its package.json) that build runs in the same rounds, so before and after share the noise.
 // Prints a table with the targets and writes bench/results/startup.json with every raw sample.
@@ -151,7 +152,11 @@ async function connect(cfg) {
     args: cfg.args,
     cwd: cfg.cwd,
     // The server audits read-only calls: keep the bench's records out of the user's real audit log.
-    env: { ...getDefaultEnvironment(), SKILLS_MCP_AUDIT: join(tmpRoot ?? os.tmpdir(), 'audit', 'audit.db') },
+    env: {
+      ...getDefaultEnvironment(),
+      SKILLS_MCP_AUDIT: join(tmpRoot ?? os.tmpdir(), 'audit', 'audit.db'),
+      ...cfg.env,
+    },
     stderr: 'pipe',
   });
   const stderr = [];
@@ -292,22 +297,39 @@ async function verify(cfg) {
   }
 }
 
-/** Warm per-call latency: every server connected, calls rotate between them after a warm-up. */
-async function measureWarmCalls(cfgs) {
+/**
+ * Warm per-call latency: every server connected, calls rotate between them after a warm-up. With `reference`, the
+ * answer of `reference.of`'s tool is saved to a file and a bare server answering it (`reference.cfg`) joins the
+ * rotation: what an answer that size costs a bare server and the client.
+ */
+async function measureWarmCalls(cfgs, reference) {
   const servers = [];
+  const isBare = (cfg) => cfg.id === 'bare' || cfg.id === reference?.cfg.id;
   try {
     for (const cfg of cfgs) servers.push({ cfg, ...(await connect(cfg)), ms: [], first: [] });
-    for (const s of servers) {
+    const toolOf = async (s) => {
       const tools = (await s.session.client.listTools()).tools;
-      s.tool =
-        s.cfg.id === 'bare'
-          ? tools[0].name
-          : tools.find(
-              (t) =>
-                t.annotations?.readOnlyHint === true &&
-                !['read_skill_file', 'list_skills', 'load_skill'].includes(t.name),
-            )?.name;
+      s.tool = isBare(s.cfg)
+        ? tools[0].name
+        : tools.find(
+            (t) =>
+              t.annotations?.readOnlyHint === true &&
+              !['read_skill_file', 'list_skills', 'load_skill'].includes(t.name),
+          )?.name;
       if (s.tool === undefined) throw new Error(`${s.cfg.label}: no per-skill tool in tools/list`);
+    };
+    for (const s of servers) await toolOf(s);
+    let answerBytes = null;
+    if (reference !== undefined) {
+      const of = servers.find((s) => s.cfg.id === reference.of);
+      const answer = JSON.stringify(await of.session.client.callTool({ name: of.tool, arguments: {} }));
+      writeFileSync(reference.file, answer);
+      answerBytes = Buffer.byteLength(answer);
+      const s = { cfg: reference.cfg, ...(await connect(reference.cfg)), ms: [], first: [] };
+      servers.push(s);
+      await toolOf(s);
+      const echoed = JSON.stringify(await s.session.client.callTool({ name: s.tool, arguments: {} }));
+      if (echoed !== answer) throw new Error(`${reference.cfg.label}: its answer differs from the saved one`);
     }
     const call = async (s) => {
       const t = performance.now();
@@ -335,7 +357,10 @@ async function measureWarmCalls(cfgs) {
         s.ms.push(await call(s));
       }
     }
-    return Object.fromEntries(servers.map((s) => [s.cfg.id, { tool: s.tool, ms: s.ms, first: s.first }]));
+    return {
+      answerBytes,
+      byId: Object.fromEntries(servers.map((s) => [s.cfg.id, { tool: s.tool, ms: s.ms, first: s.first }])),
+    };
   } finally {
     for (const s of servers) await s.session.close().catch(() => {});
   }
@@ -477,7 +502,21 @@ async function main() {
     note(
       `warm calls: ${WARMUP_CALLS} warm-up (the first ${FIRST_CALLS} reported) + ${CALLS} measured per server, alternating`,
     );
-  const warm = warmSize === undefined ? {} : await measureWarmCalls(warmCfgs);
+  // What the answer's size costs by itself: a bare server whose tools return this server's answer.
+  const answerCfg = {
+    id: 'bare-answer',
+    label: "bare SDK v2 server answering skills-mcp's answer",
+    args: [BARE],
+    cwd: tmpRoot,
+    env: { BARE_ANSWER_FILE: join(tmpRoot, 'answer.json') },
+  };
+  const reference =
+    warmSize === undefined
+      ? undefined
+      : { of: `skills-${warmSize}`, cfg: answerCfg, file: answerCfg.env.BARE_ANSWER_FILE };
+  const measured =
+    warmSize === undefined ? { answerBytes: null, byId: {} } : await measureWarmCalls(warmCfgs, reference);
+  const warm = measured.byId;
 
   // Summaries.
   const summary = {};
@@ -511,14 +550,15 @@ async function main() {
         ? null
         : s.medianCpuMs / summary.bare.medianCpuMs;
   }
+  const warmLabels = {
+    bare: `warm call: bare ${warm.bare?.tool}`,
+    [answerCfg.id]: `warm call: ${answerCfg.label} (${measured.answerBytes?.toLocaleString('en')} bytes)`,
+  };
   const warmSummary = Object.fromEntries(
-    warmCfgs.map((cfg) => [
+    [...warmCfgs, ...(warm[answerCfg.id] === undefined ? [] : [answerCfg])].map((cfg) => [
       cfg.id,
       {
-        label:
-          cfg.id === 'bare'
-            ? `warm call: bare ${warm[cfg.id].tool}`
-            : `warm call: ${cfg.label}, tool ${warm[cfg.id].tool}`,
+        label: warmLabels[cfg.id] ?? `warm call: ${cfg.label}, tool ${warm[cfg.id].tool}`,
         tool: warm[cfg.id].tool,
         n: warm[cfg.id].ms.length,
         medianMs: median(warm[cfg.id].ms),
@@ -532,6 +572,12 @@ async function main() {
   for (const w of Object.values(warmSummary)) {
     w.ratioToBare = w.medianMs / warmSummary.bare.medianMs;
     w.firstRatioToBare = w.firstMedianMs / warmSummary.bare.firstMedianMs;
+  }
+  const answerRef = warmSummary[answerCfg.id];
+  if (answerRef !== undefined) {
+    for (const [id, w] of Object.entries(warmSummary)) {
+      if (id !== 'bare' && id !== answerCfg.id) w.ratioToAnswerRef = w.medianMs / answerRef.medianMs;
+    }
   }
 
   // Table.
@@ -658,6 +704,15 @@ async function main() {
     ...targets.map((t) => [t.target, t.actual, check(t.met)]),
   ]))
     out(line);
+  if (answerRef !== undefined) {
+    const ours = Object.entries(warmSummary)
+      .filter(([id]) => id !== 'bare' && id !== answerCfg.id)
+      .map(([, w]) => `${w.label.replace('warm call: ', '')} ${w.ratioToAnswerRef.toFixed(2)}×`);
+    out();
+    out(
+      `the answer's cost (warm calls): a bare SDK server answering skills-mcp's answer (${measured.answerBytes.toLocaleString('en')} bytes of JSON) ${answerRef.ratioToBare.toFixed(2)}× the trivial one; against that server: ${ours.join('; ')}`,
+    );
+  }
   const slowClose = Object.values(summary).filter((s) => s.maxCloseMs !== null && s.maxCloseMs > 1500);
   for (const s of slowClose) {
     out(
@@ -692,6 +747,7 @@ async function main() {
     baseline: BASELINE ?? null,
     summary,
     warmCalls: warmSummary,
+    warmAnswerBytes: measured.answerBytes,
     verified: Object.fromEntries(
       Object.entries(verified).map(([id, v]) => [id, { ...v, stderr: v.stderr.slice(0, 4000) }]),
     ),
