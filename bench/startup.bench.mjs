@@ -299,8 +299,8 @@ async function verify(cfg) {
 
 /**
  * Warm per-call latency: every server connected, calls rotate between them after a warm-up. With `reference`, the
- * answer of `reference.of`'s tool is saved to a file and a bare server answering it (`reference.cfg`) joins the
- * rotation: what an answer that size costs a bare server and the client.
+ * answer of `reference.of`'s tool is saved to the file `reference.cfg` serves (its `BARE_ANSWER_FILE`) and that bare
+ * server joins the rotation: what an answer that size costs a bare server and the client.
  */
 async function measureWarmCalls(cfgs, reference) {
   const servers = [];
@@ -323,7 +323,7 @@ async function measureWarmCalls(cfgs, reference) {
     if (reference !== undefined) {
       const of = servers.find((s) => s.cfg.id === reference.of);
       const answer = JSON.stringify(await of.session.client.callTool({ name: of.tool, arguments: {} }));
-      writeFileSync(reference.file, answer);
+      writeFileSync(reference.cfg.env.BARE_ANSWER_FILE, answer);
       answerBytes = Buffer.byteLength(answer);
       const s = { cfg: reference.cfg, ...(await connect(reference.cfg)), ms: [], first: [] };
       servers.push(s);
@@ -510,10 +510,7 @@ async function main() {
     cwd: tmpRoot,
     env: { BARE_ANSWER_FILE: join(tmpRoot, 'answer.json') },
   };
-  const reference =
-    warmSize === undefined
-      ? undefined
-      : { of: `skills-${warmSize}`, cfg: answerCfg, file: answerCfg.env.BARE_ANSWER_FILE };
+  const reference = warmSize === undefined ? undefined : { of: `skills-${warmSize}`, cfg: answerCfg };
   const measured =
     warmSize === undefined ? { answerBytes: null, byId: {} } : await measureWarmCalls(warmCfgs, reference);
   const warm = measured.byId;
