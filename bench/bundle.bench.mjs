@@ -9,8 +9,7 @@
 //      longest the event loop went without a turn meanwhile.
 // Prints both clearly and writes bench/results/bundle.json. Needs a built dist/.
 // SKILLS_MCP_BENCH_RUNS or BENCH_RUNS: warm samples (default 200).
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -18,6 +17,7 @@ import process from 'node:process';
 import { fileURLToPath } from 'node:url';
 import { hashBundle } from '../dist/skills/bundle-hash.js';
 import { createBundleStore } from '../dist/skills/bundle-store.js';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -148,7 +148,6 @@ try {
     )}\n`,
   );
 } finally {
-  // Copies are read-only folders: open them up before removing.
-  execFileSync('chmod', ['-R', 'u+w', tmp]);
-  rmSync(tmp, { recursive: true, force: true });
+  // Copies are read-only folders: removeTree opens them up first.
+  removeTree(tmp);
 }

@@ -7,7 +7,7 @@
 // two in blocks; target: the median of the skill with a built environment ≤ 5 ms above the one without.
 // Writes bench/results/envs.json. Needs a built dist/. BENCH_RUNS (default 40).
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -16,6 +16,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -142,5 +143,5 @@ try {
     `${JSON.stringify({ machine: `${os.cpus().length} cores, ${os.cpus()[0]?.model ?? '?'}, ${os.type()} ${os.release()}`, load_average: load.map(Number), runs: RUNS, first_call_ms: Math.round(firstCall), install_ms: Math.round(firstCall - mw), median_ms: { with_env: mw, without_env: mo }, p95_ms: { with_env: p95(samples.with), without_env: p95(samples.without) }, extra_median_ms: extra, target_met: extra <= 5 }, null, 2)}\n`,
   );
 } finally {
-  rmSync(tmp, { recursive: true, force: true });
+  removeTree(tmp);
 }

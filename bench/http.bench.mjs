@@ -34,7 +34,7 @@
 // the noise; its rows and RSS are printed and kept in the JSON).
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -42,6 +42,7 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -638,7 +639,7 @@ async function main() {
     out(`raw samples: ${RESULTS}`);
   } finally {
     await stop();
-    rmSync(tmp, { recursive: true, force: true });
+    removeTree(tmp);
   }
   if (/"level":50/.test(server.stderr())) note(`the server logged errors:\n${server.stderr()}`);
 }

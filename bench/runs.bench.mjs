@@ -8,7 +8,7 @@
 // tidies up after a run (releases its cgroup, pre-spawns the next sandbox launcher) a moment after answering.
 // Writes bench/results/runs.json. Needs a built dist/ (`npm run bench` builds first). BENCH_RUNS (default 40).
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +17,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -140,5 +141,5 @@ try {
     ),
   );
 } finally {
-  rmSync(tmp, { recursive: true, force: true });
+  removeTree(tmp);
 }

@@ -12,7 +12,7 @@
 // old and a new adapter are compared side by side on one machine at one time (the ratio is in the JSON);
 // BENCH_BASELINE_CLI=<another build's cli.js> serves that build too in the gated call's rounds.
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, realpathSync, writeFileSync } from 'node:fs';
 import { cpus, release, tmpdir, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -21,6 +21,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { silentLogger } from '../dist/log.js';
 import { createSandbox, loadProfile, defaultProfilesDir, profileLimits } from '../dist/sandbox/index.js';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const ROUNDS = Number(process.env.SKILLS_MCP_BENCH_RUNS ?? 30);
@@ -195,7 +196,7 @@ async function gatedCall(python) {
     }));
   } finally {
     for (const c of clients) await c.close().catch(() => {});
-    rmSync(tmp, { recursive: true, force: true });
+    removeTree(tmp);
   }
 }
 

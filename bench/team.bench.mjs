@@ -26,7 +26,6 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
-  rmSync,
   writeFileSync,
 } from 'node:fs';
 import { createServer } from 'node:net';
@@ -38,6 +37,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import pg from 'pg';
+import { removeTree } from '../dist/envs/env-store.js';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -440,7 +440,7 @@ async function main() {
     }
   } finally {
     pgServer.stop?.();
-    rmSync(tmp, { recursive: true, force: true });
+    removeTree(tmp);
   }
 
   const pick = (f) => across(rounds.map(f));
