@@ -15,7 +15,14 @@ export const DECISION_REASONS = [
   'rules',
   'declined',
   'cancelled',
+  /**
+   * The client declined or cancelled the form faster than a person can read it (`claude -p`, `codex exec`): it
+   * answered without showing it, and no one was asked.
+   */
+  'answered_unseen',
   'timeout',
+  /** The client cancelled the tool call while its approval waited (its request timeout, or its user stopped it). */
+  'request_cancelled',
   'invalid_response',
   'elicitation_error',
   /** The key was denied `loop_guard` times in this session. */

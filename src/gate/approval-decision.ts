@@ -24,7 +24,8 @@ export interface ApprovalOutcome {
 
 /**
  * Denials that count towards the loop guard: a person said no, dismissed the form, or let it time out.
- * Client failures (`invalid_response`, `elicitation_error`), refusals without a prompt and aborts do not.
+ * Client failures (`invalid_response`, `elicitation_error`), answers no one saw (`answered_unseen`), tool calls the
+ * client cancelled (`request_cancelled`), refusals without a prompt and aborts do not.
  */
 export function countsAsDenial(outcome: ApprovalOutcome): boolean {
   return (

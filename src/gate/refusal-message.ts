@@ -13,6 +13,17 @@ export interface RefusalContext {
   config: Pick<ApprovalConfig, 'fallback' | 'timeout_ms' | 'loop_guard'>;
   /** The client could show the approval form, but over HTTP without a token its answer does not count. */
   formNotTrusted?: boolean;
+  /** For `answered_unseen`: what the client answered, how fast, and the name it gave itself. */
+  unseen?: UnseenAnswer;
+}
+
+/** An answer to the form that came too fast for a person: the client answered it without showing it. */
+export interface UnseenAnswer {
+  action: 'decline' | 'cancel';
+  /** From sending the form to the answer. */
+  ms: number;
+  /** The client's declared name and version (`clientInfo`), when it gave one. */
+  client?: string;
 }
 
 const yamlScalar = (s: string): string => (/^[A-Za-z0-9][\w./-]*$/.test(s) ? s : JSON.stringify(s));
@@ -75,6 +86,50 @@ function untrustedFormMessage(target: string): string {
   ].join('\n');
 }
 
+/**
+ * The refusal when the client answered the form without showing it (print and exec modes): says what happened
+ * without blaming a person, and names the two ways to run the script in such a mode.
+ */
+export function unseenAnswerMessage(ctx: RefusalContext): string {
+  const target = `${ctx.skill}/${ctx.script}`;
+  const u = ctx.unseen;
+  const who = u?.client === undefined ? 'The MCP client' : `The MCP client (${u.client})`;
+  const verb = u?.action === 'decline' ? 'declined' : 'cancelled';
+  const when = u === undefined ? 'at once' : `${Math.max(0, Math.round(u.ms))} ms after it was sent`;
+  const lines = [
+    `skills-mcp did not run ${target}: ${who} ${verb} the approval form ${when}, faster than a person can read ` +
+      'it, so the client answered the form without showing it (print and exec modes such as `claude -p` and ' +
+      '`codex exec` do this). No one was asked, and nothing was run. Calling again here gets the same answer.',
+  ];
+  const consoleWay =
+    'approve it in the approval console: start skills-mcp with `--no-elicitation --approval-console` (forms ' +
+    'then go to a local browser page, not to this client) and decide there';
+  if (ctx.risk === 'high') {
+    lines.push(
+      'The skill is rated high risk, so it always needs a person. To run it in this mode, the user can ' +
+        `${consoleWay}; or run it from a client that shows approval forms, or with \`skills-mcp run\` in a terminal.`,
+    );
+    return lines.join('\n');
+  }
+  lines.push(
+    'To run it in this mode, the user can:',
+    '- allow it without a form: add this to skills-mcp.yaml (merge with an existing `approval:` section) and ' +
+      'restart skills-mcp; or',
+    '',
+    '```yaml',
+    'approval:',
+    '  fallback: rules-only   # clients that cannot show the form: let the rules decide',
+    '  rules:',
+    `    - skill: ${yamlScalar(ctx.skill)}`,
+    `      script: ${yamlScalar(ctx.script)}`,
+    '      action: allow',
+    '```',
+    '',
+    `- ${consoleWay}.`,
+  );
+  return lines.join('\n');
+}
+
 /** The tool-result text for a call refused because the user stopped the session ("deny and stop"). */
 export const SESSION_STOPPED_MESSAGE =
   'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
@@ -97,6 +152,10 @@ export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): str
       return `The user denied running ${target}. ${stop}`;
     case 'cancelled':
       return `The user dismissed the approval request for ${target}; it was not run. ${stop}`;
+    case 'answered_unseen':
+      return unseenAnswerMessage(ctx);
+    case 'request_cancelled':
+      return `The client cancelled the tool call while skills-mcp waited for approval to run ${target} (its request timed out, or it was stopped); it was not run.`;
     case 'timeout':
       return `No one answered the approval request for ${target} within ${Math.round(ctx.config.timeout_ms / 1000)} s; it was not run.`;
     case 'invalid_response':

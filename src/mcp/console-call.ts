@@ -112,12 +112,15 @@ export async function consoleCall(
       return pendingResult(a, config.approval.timeout_ms);
     case 'closed':
       return toResult(wake.result ?? NO_LONGER_PENDING);
-    case 'answer':
+    case 'answer': {
+      const r = await runner.resume(a.callId, req.session, wake.answer, cc);
+      con.queue.finish(a, r);
+      return toResult(r);
+    }
     case 'aborted': {
-      // The client cancelling the request is a cancelled approval, as with elicitation.
-      const answer = wake.kind === 'answer' ? wake.answer : ({ action: 'cancel' } as const);
-      const r = await runner.resume(a.callId, req.session, answer, cc);
-      con.queue.finish(a, r, wake.kind === 'aborted' ? 'cancelled by the client; not run' : undefined);
+      // The client cancelled the request (its timeout, or its user stopped it): no one refused, it gave up.
+      const r = await runner.abandon(a.callId, req.session);
+      con.queue.finish(a, r, 'cancelled by the client; not run');
       return toResult(r);
     }
   }

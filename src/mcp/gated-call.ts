@@ -1,14 +1,17 @@
 import {
   CLIENT_CAPABILITIES_META_KEY,
+  CLIENT_INFO_META_KEY,
   inputRequired,
   inputResponse,
   type CallToolResult,
   type ClientCapabilities,
+  type Implementation,
   type InputRequiredResult,
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
 import type { ApprovalAnswer } from '../gate/index.js';
+import { askInRequest } from './ask-in-request.js';
 import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';
 import { clientFormCounts } from '../runner/client-form-counts.js';
@@ -39,23 +42,40 @@ function canElicit(server: McpServer, ctx: ServerContext): boolean {
   return caps?.elicitation !== undefined;
 }
 
+/** The name and version the client gave itself, as sent (its own words: only for messages, never decisions). */
+function clientOf(server: McpServer, ctx: ServerContext): string | undefined {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const info =
+    (envelope?.[CLIENT_INFO_META_KEY] as Implementation | undefined) ?? server.server.getClientVersion();
+  if (typeof info?.name !== 'string') return undefined;
+  const named = typeof info.version === 'string' ? `${info.name} ${info.version}` : info.name;
+  return named.replace(/[^\x20-\x7e]/g, '').slice(0, 80) || undefined;
+}
+
+/** A 2025-era request: no per-request envelope, so the server may send the form as its own request. */
+const isLegacyRequest = (ctx: ServerContext): boolean => ctx.mcpReq.envelope === undefined;
+
 function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: ServerContext): CallContext {
   const token = ctx.mcpReq._meta?.progressToken;
   const canShowForm = deps.config.elicitation && canElicit(b.server, ctx);
   const trusted = clientFormCounts(req.session, deps.config.approval.http_elicitation);
+  const client = clientOf(b.server, ctx);
+  // One counter per request: progress values always increase, across the wait for approval and the run.
+  let n = 0;
   return {
     canAsk: canShowForm && trusted,
     ...(canShowForm && !trusted ? { formNotTrusted: true } : {}),
     channel: 'elicitation',
     signal: ctx.mcpReq.signal,
+    ...(client === undefined ? {} : { client }),
     ...(token === undefined
       ? {}
       : {
-          progress: (progress: number, message: string) =>
+          progress: (_step: number, message: string) =>
             ctx.mcpReq
               .notify({
                 method: 'notifications/progress',
-                params: { progressToken: token, progress, total: 2, message },
+                params: { progressToken: token, progress: ++n, message },
               })
               .catch(() => undefined),
         }),
@@ -110,8 +130,9 @@ export function embedSmallArtifacts(result: CallToolResult, r: CallResult): Call
 
 /**
  * One gated tool call through the runner, for both protocol eras. The first entry records the request and either
- * answers or returns `input_required` with the approval form; the SDK (modern client retry, or the legacy shim's
- * `elicitation/create`) re-enters with the answer and the signed call id in `requestState`. The caller's groups
+ * answers or asks: a 2026-era request gets `input_required` with the approval form, and the client's retry
+ * re-enters with the answer and the signed call id in `requestState`; a 2025-era request keeps its `tools/call`
+ * open while its own `elicitation/create` waits for the answer (`askInRequest`). The caller's groups
  * come from this request's token (a legacy session may outlive the token it started with).
  */
 export async function gatedCall(
@@ -143,6 +164,10 @@ export async function gatedCall(
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
+    if (isLegacyRequest(ctx)) {
+      const r = await askInRequest(deps.runner, begun, req, cctx, ctx, deps.config.approval.timeout_ms);
+      return embedSmallArtifacts(toToolResult(r), r);
+    }
     return inputRequired({
       inputRequests: {
         approval: inputRequired.elicit({

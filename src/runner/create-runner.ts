@@ -16,12 +16,14 @@ import {
   type ApprovalAnswer,
   type ApprovalOutcome,
   type RefusalContext,
+  type UnseenAnswer,
 } from '../gate/index.js';
 import { approvalView } from './approval-view.js';
 import { createCallCaches } from './call-caches.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { createLiveSessions, type LiveSession } from './live-sessions.js';
+import { createLateResults } from './late-results.js';
 import { createPendingApprovals, type Pending } from './pending-approvals.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
 import { createReadOnlyRecords } from './read-only-records.js';
@@ -37,12 +39,14 @@ import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.j
 import { createSharedConsoleApprovals } from './shared-console-approvals.js';
 import { createDecisionSigner } from './decision-signer.js';
 import type { SessionInfo } from './session.js';
+import { unseenAnswer } from './unseen-answer.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
 
 /** The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records. */
 export function createRunner(deps: RunnerDeps): Runner {
   const { config, log } = deps;
+  const now = deps.now ?? Date.now;
   const signer = createDecisionSigner(deps.decisionKey);
   const sessions = createLiveSessions(deps);
   const pending = createPendingApprovals(
@@ -69,6 +73,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   const readOnly = createReadOnlyRecords(deps, sessions);
   const pins = deps.skillPins ?? createSkillPins();
   pins.observe(deps.catalog().skills);
+  const late = createLateResults(config.pending_approvals.total);
   const outputs = new Map<string, { sessionId: string; files: Map<string, RecordedArtifact> }>();
 
   /** Per session: the last gate event of other replicas applied, and the events this process applied itself. */
@@ -251,7 +256,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
     const timer = setTimeout(() => void expire(callId), config.approval.timeout_ms);
     timer.unref();
-    pending.add(callId, { call, session: s, timer, channel: ctx.channel });
+    pending.add(callId, { call, session: s, timer, askedAt: now(), channel: ctx.channel });
     const view = approvalView(call, config, deps.runsDir, callId);
     if (ctx.channel === 'console') shared.share(audit, s, callId, key, view);
     return { kind: 'ask', callId, form: approvalRequest(view), view };
@@ -268,6 +273,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     channel: ApprovalChannel,
     ctx: CallContext,
     held = false,
+    unseen?: UnseenAnswer,
   ): Promise<CallResult> => {
     const p = pending.take(callId);
     if (p === undefined) throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
@@ -296,19 +302,23 @@ export function createRunner(deps: RunnerDeps): Runner {
       }
       return run(audit, s, call, callId, ctx);
     }
+    // A call the client cancelled while it waited ends cancelled: nobody refused it.
+    const [status, code] =
+      o.reason === 'request_cancelled'
+        ? (['cancelled', 'REQUEST_CANCELLED'] as const)
+        : (['denied', 'APPROVAL_DENIED'] as const);
     try {
-      await commit(
-        audit,
-        s,
-        [...d.events, finishedEvent(s.auditId, callId, 'denied', { code: 'APPROVAL_DENIED' })],
-        d.apply,
-      );
+      await commit(audit, s, [...d.events, finishedEvent(s.auditId, callId, status, { code })], d.apply);
     } catch (e) {
       if (lostToConsole(audit, p, e)) return shared.lostClaim(p, callId, ctx, held);
       throw e;
     }
     if (o.decision === 'abort') await stopSession(audit, s);
-    return refused('denied', refusalMessage(o.reason, refusalContext(call)), 'APPROVAL_DENIED', callId);
+    const text = refusalMessage(o.reason, {
+      ...refusalContext(call),
+      ...(unseen === undefined ? {} : { unseen }),
+    });
+    return refused(status, text, code, callId);
   };
 
   /**
@@ -388,13 +398,12 @@ export function createRunner(deps: RunnerDeps): Runner {
     try {
       if (!p.approved) {
         const { channel } = p;
-        pending.notifyClosed(
-          callId,
-          await decide(callId, { decision: 'denied', reason: 'timeout' }, channel, {
-            canAsk: false,
-            channel,
-          }),
-        );
+        const result = await decide(callId, { decision: 'denied', reason: 'timeout' }, channel, {
+          canAsk: false,
+          channel,
+        });
+        late.keep(callId, p.session.info.id, result);
+        pending.notifyClosed(callId, result);
         return;
       }
       // Approved in the console (recordAnswer) but the client never called again: finished, never run.
@@ -497,6 +506,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     retry?: CallRequest,
   ): Promise<CallResult> => {
     const p = pending.get(callId);
+    if (p === undefined) {
+      // The answer came after skills-mcp stopped waiting (a modern client's retry): the refusal it got then.
+      const timedOut = late.take(callId, info.id);
+      if (timedOut !== undefined) return timedOut;
+    }
     if (p === undefined && retry !== undefined) {
       const shared = await resumeShared(callId, info, answer, ctx, retry);
       if (shared !== undefined) return shared;
@@ -509,7 +523,25 @@ export function createRunner(deps: RunnerDeps): Runner {
       pending.take(callId);
       return deps.audit().then((audit) => run(audit, p.session, p.call, callId, ctx));
     }
-    return decide(callId, interpretAnswer(answer), ctx.channel, ctx, true);
+    // A decline or cancel too fast for a person: the client answered without showing the form.
+    const unseen =
+      ctx.channel === 'elicitation' ? unseenAnswer(answer, now() - p.askedAt, ctx.client) : undefined;
+    const outcome: ApprovalOutcome =
+      unseen === undefined ? interpretAnswer(answer) : { decision: 'denied', reason: 'answered_unseen' };
+    return decide(callId, outcome, ctx.channel, ctx, true, unseen);
+  };
+
+  /** The client cancelled the tool call while its approval waited: recorded at once, distinctly, nothing runs. */
+  const abandon = async (callId: string, info: SessionInfo): Promise<CallResult> => {
+    const p = pending.get(callId);
+    // An approval already recorded (console) stays for the client's next call.
+    if (p === undefined || p.session.info.id !== info.id || p.recording === true || p.approved)
+      return notPending();
+    const { channel } = p;
+    return decide(callId, { decision: 'denied', reason: 'request_cancelled' }, channel, {
+      canAsk: false,
+      channel,
+    });
   };
 
   const recordAnswer = async (
@@ -578,6 +610,7 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   const close = (): Promise<void> => {
     pending.closeAll();
+    late.clear();
     shared.close();
     return Promise.resolve();
   };
@@ -615,6 +648,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     pendingView,
     resume: (callId, info, answer, ctx, retry) =>
       forgetIfEnded(info, () => resume(callId, info, answer, ctx, retry)),
+    abandon: (callId, info) => forgetIfEnded(info, () => abandon(callId, info)),
     recordAnswer,
     onPendingClosed: pending.onClosed,
     recordSharedAnswer: async (callId, seen, answer) =>

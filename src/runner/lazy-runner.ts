@@ -39,6 +39,7 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
     begin: async (req, ctx) => (await get()).begin(req, ctx),
     resume: async (callId, session, answer, ctx, retry) =>
       (await get()).resume(callId, session, answer, ctx, retry),
+    abandon: async (callId, session) => (await get()).abandon(callId, session),
     recordAnswer: async (callId, session, answer, channel) =>
       (await get()).recordAnswer(callId, session, answer, channel),
     onPendingClosed: (listener) => subscribe((r) => r.onPendingClosed(listener)),

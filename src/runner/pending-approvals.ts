@@ -9,6 +9,8 @@ export interface Pending {
   call: PreparedCall;
   session: LiveSession;
   timer: NodeJS.Timeout;
+  /** When the form was put to the client (`RunnerDeps.now`): how fast an answer came tells who gave it. */
+  askedAt: number;
   /** Set when an approval was recorded out of band (console) and the call waits for the client's retry. */
   approved?: true;
   /** Set while a console answer is being recorded: nothing else may decide or run the call meanwhile. */

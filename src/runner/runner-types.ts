@@ -66,7 +66,9 @@ export interface CallContext {
   /** Who is asked: MCP elicitation, the approval console, or the terminal (`skills-mcp run`). */
   channel: 'elicitation' | 'console' | 'terminal';
   signal?: AbortSignal;
-  /** Progress for the client (start, output received, end). */
+  /** The client's declared name and version (`clientInfo`), when it gave one: named when it answers unseen. */
+  client?: string;
+  /** Progress for the client (waiting for approval, start, output received, end). */
   progress?: (progress: number, message: string) => Promise<void>;
 }
 
@@ -117,6 +119,11 @@ export interface Runner {
     ctx: CallContext,
     retry?: CallRequest,
   ): Promise<CallResult>;
+  /**
+   * The client cancelled the tool call (its request) while the approval waited: the call is decided at once as
+   * `request_cancelled` and finished `cancelled`, nothing runs. An approval already recorded (console) is kept.
+   */
+  abandon(callId: string, session: SessionInfo): Promise<CallResult>;
   /**
    * Approval console: records a person's answer for a pending approval whose tool call is not waiting
    * now (it answered "retry once the user has decided"). A refusal closes the call at once (`closed`); an

@@ -66,14 +66,18 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
     expect(row.startedEventId).toBeNull();
   });
 
-  it('records a cancelled approval when the client cancels the waiting request', async () => {
+  it('records the call as cancelled by the client when the client cancels the waiting request', async () => {
     const s = await startServer();
     const abort = new AbortController();
     const pending = s.call({ text: 'hi' }, 'echo', abort.signal);
     const link = await pending.link;
     abort.abort();
     await expect(pending.result).rejects.toThrow();
-    await waitFor(() => s.decisions()[0] === 'denied:denied:cancelled:console', 10_000, 'the cancel');
+    await waitFor(
+      () => s.decisions()[0] === 'cancelled:denied:request_cancelled:console',
+      10_000,
+      'the cancel',
+    );
     const page = await rawRequest(link);
     expect(page.body).toContain('cancelled by the client');
   });

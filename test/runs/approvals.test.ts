@@ -100,9 +100,11 @@ describe.each<Era>(['legacy', 'auto'])('gated runs over stdio, %s era', (era) =>
 
   it('records decline, cancel and timeout distinctly', async () => {
     const late = () => new Promise<Answer>((r) => setTimeout(() => r(approve('approved')), 2500));
-    const { call } = await start('approval:\n  mode: ask\n  timeout_ms: 1000\n  loop_guard: 0\n', [
-      { action: 'decline' },
-      { action: 'cancel' },
+    // A person's decline or cancel takes a person's time (an instant one is the client's own: answered_unseen).
+    const person = (a: Answer) => () => new Promise<Answer>((r) => setTimeout(() => r(a), 1100));
+    const { call } = await start('approval:\n  mode: ask\n  timeout_ms: 1500\n  loop_guard: 0\n', [
+      person({ action: 'decline' }),
+      person({ action: 'cancel' }),
       late,
     ]);
     expect((await call({ text: 'a' })).isError).toBe(true);
