@@ -98,7 +98,7 @@ export function unseenAnswerMessage(ctx: RefusalContext): string {
   const when = u === undefined ? 'at once' : `${Math.max(0, Math.round(u.ms))} ms after it was sent`;
   const lines = [
     `skills-mcp did not run ${target}: ${who} ${verb} the approval form ${when}, faster than a person can read ` +
-      'it, so the client answered the form without showing it (print and exec modes such as `claude -p` and ' +
+      'it: the client most likely answered the form without showing it (print and exec modes such as `claude -p` and ' +
       '`codex exec` do this). No one was asked, and nothing was run. Calling again here gets the same answer.',
   ];
   const consoleWay =
