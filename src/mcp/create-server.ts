@@ -102,7 +102,8 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
         // Lets 2025-era clients call logging/setLevel (conformance `logging-set-level`); logs go to stderr.
         capabilities: { logging: {} },
         requestState: { verify: (state, ctx) => codec.verify(state, ctx) },
-        // The legacy shim waits for the person a little longer than our own approval timeout, which decides first.
+        // A backstop only: 2025-era gated calls ask inside their own open request (`ask-in-request.ts`), so the
+        // SDK's legacy shim serves no approval; were one to reach it, our own approval timeout still decides first.
         inputRequired: { roundTimeoutMs: timeoutMs + 5_000 },
       },
     );
