@@ -11,8 +11,10 @@ export interface PolicyInput {
    * rules are written for that first folder: for this one they ask instead.
    */
   firstFolder?: string;
-  /** Script path relative to the skill folder (POSIX). */
+  /** Script path relative to the skill folder (POSIX): the real file, links followed. */
   script: string;
+  /** Other paths of the skill that are the same file (links to it): a rule naming any of them applies. */
+  aliases?: readonly string[];
   risk: Pick<Risk, 'level' | 'reason'>;
   /** The signed-in caller (HTTP with OAuth), for rules that name callers. */
   caller?: Caller;
@@ -32,9 +34,20 @@ export interface PolicyDecision {
  * rule (an allow rule asks instead when the name now stands for another folder: `firstFolder`), else `mode`. Then risk: high ⇒ `high_risk` (deny, or ask even where a rule or mode allows);
  * medium ⇒ ask when only `mode: allow` (no rule) would allow it.
  */
-export function decide({ skill, script, firstFolder, risk, caller, config }: PolicyInput): PolicyDecision {
+export function decide({
+  skill,
+  script,
+  aliases = [],
+  firstFolder,
+  risk,
+  caller,
+  config,
+}: PolicyInput): PolicyDecision {
   const target = `${skill}/${script}`;
-  const matches = config.rules.flatMap((r, i) => (matchesRule(r, skill, script, caller) ? [{ r, i }] : []));
+  const names = [script, ...aliases];
+  const matches = config.rules.flatMap((r, i) =>
+    names.some((name) => matchesRule(r, skill, name, caller)) ? [{ r, i }] : [],
+  );
   const deny = matches.find((m) => m.r.action === 'deny');
   if (deny !== undefined) {
     return { decision: 'deny', rule: describeRule(deny.r, deny.i), reason: `a deny rule matches ${target}` };

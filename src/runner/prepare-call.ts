@@ -13,9 +13,11 @@ import {
 import type { EnvResolver, InstallPlan, SkillEnv } from '../envs/create-env-resolver.js';
 import { interpreterForScript } from '../sandbox/resolve-interpreter.js';
 import { hashBundle, type Bundle } from '../skills/bundle-hash.js';
-import { checkRelativePath, resolveSkillPath } from '../skills/resolve-skill-path.js';
+import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import type { Skill } from '../skills/types.js';
 import { buildArgparseArgv } from './build-argv.js';
+import { checkedArgs } from './argv-limits.js';
+import { realScript, type RealScript } from './real-script.js';
 import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
 import type { SessionInfo } from './session.js';
@@ -39,7 +41,10 @@ export interface CallRequest {
 export interface PreparedCall {
   req: CallRequest;
   skill: Skill;
-  /** Script path relative to the skill folder (for a module: the file it runs). */
+  /**
+   * The real file that runs, relative to the skill folder: a link inside the skill is followed to the file it names;
+   * for a module, the file Python runs for it.
+   */
   script: string;
   /** Set when the call runs `python3 -m <module>` from the skill root. */
   module?: string;
@@ -78,45 +83,51 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       hint: 'Use "module" for `python -m pkg.mod` instructions, "script" for a file path.',
     });
   }
-  const script =
+  // Arguments first: every expansion is bounded before any file is read or hashed.
+  const entry = req.script === undefined && req.module === undefined ? deps.entryInput(skill) : undefined;
+  const args =
+    entry?.argparse !== undefined
+      ? buildArgparseArgv(entry.argparse, (req.input ?? {}) as Record<string, unknown>)
+      : checkedArgs(req.args ?? []);
+  const requested =
     req.module !== undefined
-      ? resolveModule(skill.dir, skill.name, req.module)
+      ? undefined
       : req.script === undefined
         ? skill.entryPoint
         : checkRelativePath(req.script);
-  if (script === undefined) {
+  if (req.module === undefined && requested === undefined) {
     throw new SkillsError('SCRIPT_NOT_FOUND', `skill "${skill.name}" has no entry point`, {
       hint: `Run one of its scripts with run_skill_script: ${scriptsOf(skill) || '(it has none)'}.`,
     });
   }
-  let scriptAbs: string;
+  // Runs execute from a copy holding exactly the hashed files: the module is looked up, and the script's real
+  // file checked, among those.
+  const bundle = hashBundle(skill.dir);
+  const path =
+    req.module !== undefined
+      ? resolveModule(
+          bundle.entries.map((e) => e.path),
+          skill.name,
+          req.module,
+        )
+      : requested!;
+  let real: RealScript;
   try {
-    scriptAbs = resolveSkillPath(skill.dir, script, skill.name);
+    real = realScript(skill.dir, skill.name, bundle, path);
   } catch (e) {
     if (e instanceof SkillsError && e.code === 'FILE_NOT_FOUND') {
-      throw new SkillsError('SCRIPT_NOT_FOUND', `skill "${skill.name}" has no script "${script}"`, {
+      throw new SkillsError('SCRIPT_NOT_FOUND', `skill "${skill.name}" has no script "${path}"`, {
         hint: `Its scripts: ${scriptsOf(skill) || '(none)'}.`,
       });
     }
     throw e;
   }
-  const interpreter = interpreterForScript(script);
+  const { script, scriptAbs, aliases } = real;
+  // The runner follows the name the call used (a link `tool.py` to an extension-less file runs with python3).
+  const interpreter = interpreterForScript(path);
   if (interpreter === undefined) {
-    throw new SkillsError('RUNNER_UNSUPPORTED', `no runner for "${script}"`, {
+    throw new SkillsError('RUNNER_UNSUPPORTED', `no runner for "${path}"`, {
       hint: 'Scripts run by extension: .py with python3, .js/.mjs/.cjs with node, .sh/.bash with bash.',
-    });
-  }
-  const entry = req.script === undefined ? deps.entryInput(skill) : undefined;
-  const args =
-    entry?.argparse !== undefined
-      ? buildArgparseArgv(entry.argparse, (req.input ?? {}) as Record<string, unknown>)
-      : [...(req.args ?? [])];
-  const bundle = hashBundle(skill.dir);
-  if (!bundle.entries.some((e) => e.path === script)) {
-    // Runs execute from a copy holding exactly the hashed files: caches, dependencies and links leaving the skill
-    // are not part of it, so they cannot be run (or approved) as a script.
-    throw new SkillsError('SCRIPT_NOT_FOUND', `"${script}" is not part of skill "${skill.name}"`, {
-      hint: `Dependency folders, caches and links that leave the skill are never run. Its scripts: ${scriptsOf(skill) || '(none)'}.`,
     });
   }
   const env = await deps.envs?.forSkill(skill);
@@ -145,6 +156,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   const policy = decide({
     skill: skill.name,
     script,
+    aliases,
     ...(firstFolder === undefined || firstFolder === skill.dir ? {} : { firstFolder }),
     risk,
     ...(req.session.caller === undefined ? {} : { caller: req.session.caller }),

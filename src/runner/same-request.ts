@@ -15,9 +15,12 @@ const canonical = (v: unknown): string | undefined => {
  * same arguments and same input. An approval covers that call only; a retry asking for anything else runs nothing.
  */
 export function isSameRequest(call: PreparedCall, retry: CallRequest): boolean {
+  // The names asked for, as given: `call.script` is the real file, which several names (links) may stand for.
+  const asked = (r: CallRequest) =>
+    r.script === undefined ? r.skill.entryPoint : checkRelativePath(r.script);
   let script: string | undefined;
   try {
-    script = retry.script === undefined ? retry.skill.entryPoint : checkRelativePath(retry.script);
+    script = asked(retry);
   } catch {
     return false;
   }
@@ -27,7 +30,7 @@ export function isSameRequest(call: PreparedCall, retry: CallRequest): boolean {
     retry.skill.name === call.skill.name &&
     retry.skill.dir === call.skill.dir &&
     retry.module === call.req.module &&
-    (call.req.module === undefined ? script === call.script : retry.script === undefined) &&
+    (call.req.module === undefined ? script === asked(call.req) : retry.script === undefined) &&
     canonical(retry.args ?? []) === canonical(call.req.args ?? []) &&
     input !== undefined &&
     input === canonical(call.req.input)
