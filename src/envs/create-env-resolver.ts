@@ -8,7 +8,8 @@ import { isEmptySpec, readEnvSpec, type EnvSpec } from './env-spec.js';
 import { envDir, readManifest, type EnvManifest } from './env-store.js';
 import { hostRuntime, type HostRuntime } from './host-runtime.js';
 import { installCommands, installEnv } from './install-env.js';
-import { readPipSettings, type PipSettings } from './pip-config.js';
+import { readNpmRegistry } from './npm-registry.js';
+import { readPipSettings, redactUrl, type PipSettings } from './pip-config.js';
 
 /** A skill's environment: what it holds, where it lives, whether it is built. */
 export interface SkillEnv {
@@ -49,10 +50,29 @@ export interface EnvResolverOptions {
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
+/**
+ * Where each Node package comes from, as the install enforces it: vendored ones are copied from the skill (by path
+ * and content hash), everything else, a lock's entries included, only from the operator's registry.
+ */
+function nodeSources(spec: EnvSpec): string[] {
+  const vendored = Object.entries(spec.node).filter(([, v]) => v.startsWith('file:'));
+  return [
+    ...vendored.map(
+      ([k, v]) => `${k}: copied from the skill (${v}, sha256 ${(spec.nodeFiles?.[v] ?? '?').slice(0, 12)})`,
+    ),
+    ...(spec.nodeRegistry !== undefined
+      ? [
+          `npm registry ${redactUrl(spec.nodeRegistry)}${spec.nodeLock === undefined ? '' : ' (every package-lock.json entry resolves there)'}`,
+        ]
+      : []),
+  ];
+}
+
 /** Skill environments under `envsDir`: identity, install plans, installs. Interpreter and pip answers are cached. */
 export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
   const runtimes = new Map<string, Promise<HostRuntime>>();
   let pip: Promise<PipSettings> | undefined;
+  let registry: Promise<string> | undefined;
   const installing = new Map<string, Promise<EnvManifest>>();
   const runtime = (need: { python: boolean; node: boolean }) => {
     const k = `${need.python}:${need.node}`;
@@ -65,13 +85,24 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
     return r;
   };
   const pipSettings = () => (pip ??= readPipSettings(o.env));
+  const npmRegistry = () => {
+    if (registry === undefined) {
+      registry = readNpmRegistry(o.env);
+      registry.catch(() => (registry = undefined));
+    }
+    return registry;
+  };
+  const declaresNode = (skill: Skill) =>
+    skill.files.some((f) => f.path === 'package.json') ||
+    (o.config.skills[skill.name]?.node ?? []).length > 0;
   const uid = o.uid ?? process.getuid?.() ?? 0;
   const gid = o.gid ?? process.getgid?.() ?? 0;
 
   return {
     envsDir: o.envsDir,
     async forSkill(skill) {
-      const spec = readEnvSpec(skill.dir, skill.files, o.config.skills[skill.name], sha256);
+      const reg = declaresNode(skill) ? await npmRegistry() : undefined;
+      const spec = readEnvSpec(skill.dir, skill.files, o.config.skills[skill.name], sha256, reg);
       if (isEmptySpec(spec)) return undefined;
       const rt = await runtime({ python: spec.python.length > 0, node: Object.keys(spec.node).length > 0 });
       const id = envId(spec, rt, o.config.allow_source);
@@ -79,13 +110,9 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
     },
     async plan(env) {
       const p = await pipSettings();
-      const node = Object.keys(env.spec.node).length > 0;
       return {
         commands: installCommands(env.spec, o.config.allow_source),
-        sources: [
-          ...(env.spec.python.length > 0 ? p.sources : []),
-          ...(node ? ['npm: the operator’s npm registry setting'] : []),
-        ],
+        sources: [...(env.spec.python.length > 0 ? p.sources : []), ...nodeSources(env.spec)],
         binaryOnly: !o.config.allow_source,
       };
     },
@@ -97,6 +124,7 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
             sandbox,
             profile: await sandbox.loadProfile('install'),
             pip: await pipSettings(),
+            npmRegistry: await npmRegistry(),
             allowSource: o.config.allow_source,
             maxBytes: o.config.max_size_mib * 1024 * 1024,
             timeoutMs: o.config.timeout_seconds * 1000,

@@ -5,6 +5,9 @@ import { parse as parseToml } from './parse-pep723.js';
 import { SkillsError } from '../errors.js';
 import { hashBundle } from '../skills/bundle-hash.js';
 import { isInside } from '../skills/list-skill-files.js';
+import { checkNodeLock, NODE_RANGE } from './check-node-lock.js';
+import { redactUrl } from './pip-config.js';
+import { tarballManifests } from './tarball-manifests.js';
 
 /** Operator overrides for one skill (`dependencies.skills.<name>` in skills-mcp.yaml). */
 export interface EnvOverride {
@@ -22,6 +25,8 @@ export interface EnvSpec {
   nodeLock?: string;
   /** sha256 of the content of each `file:` Node dependency (a tarball or folder of the skill), by its spec. */
   nodeFiles?: Record<string, string>;
+  /** The operator's npm registry every Node package comes from (without credentials). */
+  nodeRegistry?: string;
   /** Where the declarations came from (skill-relative paths, or `skills-mcp.yaml`). */
   sources: string[];
 }
@@ -36,8 +41,6 @@ const REQUIREMENT =
   /^[A-Za-z0-9](?:[A-Za-z0-9._-]*[A-Za-z0-9])?(?:\[[A-Za-z0-9._, -]*\])?[ ]*(?:[(<>=!~][A-Za-z0-9.*+!<>=~, ()_-]*)?(?:;[A-Za-z0-9_.<>=!~"' (),*+-]*)?$/;
 /** npm package names (scoped or not). */
 const NODE_NAME = /^(?:@[a-z0-9][a-z0-9._~-]{0,100}\/)?[a-z0-9_][a-z0-9._~-]{0,213}$/i;
-/** Registry ranges and dist-tags (`^1.2`, `>=1 <2`, `1.x || 2`, `latest`): no URL, path, git or alias. */
-const NODE_RANGE = /^[A-Za-z0-9 .*^~<>=|+-]{1,100}$/;
 /** A `file:` dependency: a relative path (checked to stay inside the skill). */
 const FILE_PATH = /^[A-Za-z0-9_.-][A-Za-z0-9_./-]{0,199}$/;
 
@@ -109,17 +112,26 @@ export function pep723Dependencies(source: string, where: string): string[] | un
   return parseRequirements(deps.join('\n'), where);
 }
 
+const refuseNode = (where: string, dep: string, why: string) =>
+  new SkillsError('ENV_SPEC_INVALID', `${where}: "${dep.slice(0, 120)}" ${why}`, {
+    hint: 'Declare registry packages by version range (`"left-pad": "^1.3.0"`), or vendor the package inside the skill folder (`"tiny": "file:vendor/tiny"`).',
+  });
+
 /** A Node dependency the skill may declare: a registry range, or `file:` a tarball or folder inside the skill. */
 function checkNode(name: string, range: string, where: string): string {
-  if (!NODE_NAME.test(name)) throw refuse(where, name, 'is not an npm package name');
+  if (!NODE_NAME.test(name)) throw refuseNode(where, name, 'is not an npm package name');
   if (range.startsWith('file:')) {
     const p = range.slice('file:'.length);
     if (!FILE_PATH.test(p) || p.split('/').includes('..'))
-      throw refuse(where, `${name}: ${range}`, 'must be a path inside the skill folder (file:vendor/x.tgz)');
+      throw refuseNode(
+        where,
+        `${name}: ${range}`,
+        'must be a path inside the skill folder (file:vendor/x.tgz)',
+      );
     return range;
   }
   if (!NODE_RANGE.test(range))
-    throw refuse(
+    throw refuseNode(
       where,
       `${name}: ${range}`,
       'is not a version range; URLs, git, links, aliases and paths outside the skill are not installed',
@@ -127,19 +139,77 @@ function checkNode(name: string, range: string, where: string): string {
   return range;
 }
 
-/** sha256 of a `file:` dependency's content (a tarball, or a folder hashed like a skill bundle). */
-function fileDependencySha256(dir: string, rel: string): string {
+/** Largest vendored tarball read (it is hashed, searched for its manifest and copied into the environment). */
+export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
+
+/** The real path of a `file:` dependency, refused when it does not exist or leaves the skill folder. */
+export function fileDependencyPath(dir: string, rel: string): string {
   let real: string;
   try {
     real = realpathSync(join(dir, rel));
   } catch {
-    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} does not exist`);
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} does not exist`, {
+      hint: 'Vendor the package inside the skill folder (a folder or an `npm pack` tarball) and name it by its path.',
+    });
   }
   if (!isInside(realpathSync(dir), real))
-    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} leaves the skill folder`);
-  return statSync(real).isDirectory()
-    ? hashBundle(real).sha256
-    : createHash('sha256').update(readFileSync(real)).digest('hex');
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} leaves the skill folder`, {
+      hint: 'Copy the package into the skill folder (no link out of it): only the skill’s own files are installed.',
+    });
+  return real;
+}
+
+/**
+ * A vendored package's own dependencies must be registry ranges too: npm installs them along with it, and a URL,
+ * git or `file:` spec there would fetch from, or link to, anywhere.
+ */
+function checkVendoredManifest(text: string, where: string): void {
+  let m: unknown;
+  try {
+    m = JSON.parse(text);
+  } catch (cause) {
+    throw new SkillsError('ENV_SPEC_INVALID', `${where} is not valid JSON`, { cause });
+  }
+  for (const f of ['dependencies', 'optionalDependencies', 'peerDependencies']) {
+    const deps = (m as Record<string, unknown> | null)?.[f];
+    if (deps === undefined) continue;
+    if (typeof deps !== 'object' || deps === null)
+      throw new SkillsError('ENV_SPEC_INVALID', `${where}: ${f} is not an object`);
+    for (const [k, v] of Object.entries(deps as Record<string, unknown>))
+      if (typeof v !== 'string' || !NODE_RANGE.test(v))
+        throw new SkillsError(
+          'ENV_SPEC_INVALID',
+          `${where}: ${f} ${JSON.stringify(k.slice(0, 100))} is ${JSON.stringify(String(v).slice(0, 120))}, not a registry version range`,
+          {
+            hint: 'A vendored package may depend on registry packages only: vendor its dependencies too (file:vendor/…) in the skill’s own package.json.',
+          },
+        );
+  }
+}
+
+/**
+ * sha256 of a `file:` dependency's content (a tarball, or a folder hashed like a skill bundle), after checking the
+ * dependencies its manifest declares.
+ */
+function fileDependencySha256(dir: string, rel: string): string {
+  const real = fileDependencyPath(dir, rel);
+  if (statSync(real).isDirectory()) {
+    const manifest = readDeclaration(dir, join(rel, 'package.json'), 'text');
+    if (manifest === undefined)
+      throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} has no package.json`);
+    checkVendoredManifest(manifest, `${rel}/package.json`);
+    return hashBundle(real).sha256;
+  }
+  if (statSync(real).size > MAX_TARBALL_BYTES)
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is larger than 64 MiB`);
+  const data = readFileSync(real);
+  const manifests = tarballManifests(data);
+  if (manifests === undefined || manifests.length === 0)
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is not a package tarball`, {
+      hint: 'Vendor the output of `npm pack` (a gzipped tar holding package/package.json).',
+    });
+  for (const m of manifests) checkVendoredManifest(m, `${rel} (package.json)`);
+  return createHash('sha256').update(data).digest('hex');
 }
 
 const sortedUnique = (xs: readonly string[]) => [...new Set(xs)].sort();
@@ -154,6 +224,7 @@ export function readEnvSpec(
   files: readonly { path: string }[],
   override: EnvOverride = {},
   sha256 = (s: string) => s,
+  npmRegistry?: string,
 ): EnvSpec {
   const python: string[] = [];
   const sources: string[] = [];
@@ -189,6 +260,16 @@ export function readEnvSpec(
       if (Object.keys(node).length > 0) sources.push('package.json');
       const lock = read(dir, 'package-lock.json');
       if (lock !== undefined && Object.keys(node).length > 0) {
+        const vendored = Object.entries(node).find(([, v]) => v.startsWith('file:'));
+        if (vendored !== undefined)
+          throw new SkillsError(
+            'ENV_SPEC_INVALID',
+            `package.json: ${vendored[0]}: ${vendored[1]} with a package-lock.json (npm ci would link it, not copy it)`,
+            {
+              hint: 'Delete package-lock.json: without it, vendored packages are copied into the environment and registry packages installed by range.',
+            },
+          );
+        if (npmRegistry !== undefined) checkNodeLock(lock, npmRegistry);
         nodeLock = sha256(lock);
         sources.push('package-lock.json');
       }
@@ -211,6 +292,9 @@ export function readEnvSpec(
     node: sortedNode,
     ...(nodeLock === undefined ? {} : { nodeLock }),
     ...(Object.keys(nodeFiles).length === 0 ? {} : { nodeFiles }),
+    ...(npmRegistry === undefined || Object.keys(sortedNode).length === 0
+      ? {}
+      : { nodeRegistry: redactUrl(npmRegistry) }),
     sources,
   };
 }

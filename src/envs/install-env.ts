@@ -1,12 +1,23 @@
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan } from '../sandbox/types.js';
-import { readDeclaration, type EnvSpec } from './env-spec.js';
+import { copyBundle } from '../skills/copy-bundle.js';
+import { checkNodeLock } from './check-node-lock.js';
+import { fileDependencyPath, MAX_TARBALL_BYTES, readDeclaration, type EnvSpec } from './env-spec.js';
 import { envDir, readManifest, removeTree, type EnvManifest } from './env-store.js';
 import { credentialsIn, withoutCredentials, type PipSettings } from './pip-config.js';
 import { installedNodePackages, installedPythonDists } from './installed-packages.js';
@@ -21,6 +32,8 @@ export interface InstallDeps {
   /** The `install` sandbox profile. */
   profile: Profile;
   pip: PipSettings;
+  /** The operator's npm registry (normalized): the only place npm fetches from. */
+  npmRegistry: string;
   allowSource: boolean;
   envsDir: string;
   log: Logger;
@@ -50,36 +63,68 @@ export function installCommands(spec: EnvSpec, allowSource: boolean): string[] {
   return out;
 }
 
-/** Node `file:` dependencies as absolute paths (the generated package.json lives elsewhere), plus what to mount. */
-function nodeDependencies(
+/** Where vendored packages are copied in the folder npm installs into (removed once installed). */
+const VENDOR = '.skills-mcp-vendor';
+
+const vendorChanged = (name: string) =>
+  new SkillsError(
+    'STALE_BINDING',
+    `the vendored package ${name} changed after the environment was approved`,
+    {
+      hint: 'Nothing was installed. Call the tool again so the new environment can be reviewed.',
+    },
+  );
+
+/**
+ * Node dependencies for the generated package.json: each `file:` one is first copied from the skill into `work`
+ * (checked to hash to what the environment's id covers) and named by that copy, so npm installs the copy (packed
+ * and unpacked, `--install-links`) and nothing in the environment points back into a live skill folder.
+ */
+async function vendoredDependencies(
   spec: EnvSpec,
   skillDir: string,
-): { deps: Record<string, string>; mounts: string[] } {
+  work: string,
+): Promise<Record<string, string>> {
   const deps: Record<string, string> = {};
-  const mounts: string[] = [];
+  let n = 0;
   for (const [name, range] of Object.entries(spec.node)) {
     if (!range.startsWith('file:')) {
       deps[name] = range;
       continue;
     }
-    const p = range.slice('file:'.length);
-    const abs = isAbsolute(p) ? p : resolve(skillDir, p);
-    if (!existsSync(abs))
-      throw new SkillsError('ENV_SPEC_INVALID', `dependency ${name}: ${range} does not exist`);
-    deps[name] = `file:${abs}`;
-    mounts.push(abs);
+    const want = spec.nodeFiles?.[range];
+    if (want === undefined) throw vendorChanged(name);
+    const real = fileDependencyPath(skillDir, range.slice('file:'.length));
+    mkdirSync(join(work, VENDOR), { recursive: true, mode: 0o755 });
+    const copy = join(VENDOR, String(n++));
+    if (statSync(real).isDirectory()) {
+      await copyBundle(real, want, join(work, `${copy}.tmp`), join(work, copy)).catch((e: unknown) => {
+        throw e instanceof SkillsError && e.code === 'STALE_BINDING' ? vendorChanged(name) : e;
+      });
+      deps[name] = `file:${copy}`;
+    } else {
+      if (statSync(real).size > MAX_TARBALL_BYTES) throw vendorChanged(name);
+      const data = readFileSync(real);
+      if (createHash('sha256').update(data).digest('hex') !== want) throw vendorChanged(name);
+      writeFileSync(join(work, `${copy}.tgz`), data, { mode: 0o444, flag: 'wx' });
+      deps[name] = `file:${copy}.tgz`;
+    }
   }
-  return { deps, mounts };
+  if (n > 0) chmodSync(join(work, VENDOR), 0o555);
+  return deps;
 }
 
 /** The skill's package.json or lock file for `npm ci`, read inside the skill; the lock must be the approved one. */
-function lockedFile(skillDir: string, f: string, spec: EnvSpec): Buffer {
+function lockedFile(skillDir: string, f: string, spec: EnvSpec, registry: string): Buffer {
   const data = readDeclaration(skillDir, f, 'bytes');
   if (data === undefined) throw new SkillsError('ENV_SPEC_INVALID', `${f} is missing`);
-  if (f === 'package-lock.json' && createHash('sha256').update(data).digest('hex') !== spec.nodeLock)
-    throw new SkillsError('STALE_BINDING', 'package-lock.json changed after the environment was approved', {
-      hint: 'Nothing was installed. Call the tool again so the new environment can be reviewed.',
-    });
+  if (f === 'package-lock.json') {
+    if (createHash('sha256').update(data).digest('hex') !== spec.nodeLock)
+      throw new SkillsError('STALE_BINDING', 'package-lock.json changed after the environment was approved', {
+        hint: 'Nothing was installed. Call the tool again so the new environment can be reviewed.',
+      });
+    checkNodeLock(data.toString('utf8'), registry);
+  }
   return data;
 }
 
@@ -185,14 +230,25 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
     if (Object.keys(spec.node).length > 0) {
       // With a lock file: the skill's package.json and lock, verbatim (`npm ci`). Else a package.json of the spec.
       const ci = spec.nodeLock !== undefined;
-      const { deps, mounts } = ci ? { deps: {}, mounts: [] } : nodeDependencies(spec, d.skillDir);
+      const deps = ci ? {} : await vendoredDependencies(spec, d.skillDir, work);
       const files: [string, string | Buffer][] = ci
-        ? ['package.json', 'package-lock.json'].map((f) => [f, lockedFile(d.skillDir, f, spec)])
+        ? ['package.json', 'package-lock.json'].map((f) => [
+            f,
+            lockedFile(d.skillDir, f, spec, d.npmRegistry),
+          ])
         : [['package.json', JSON.stringify({ name: 'skill-env', private: true, dependencies: deps })]];
       for (const [f, data] of files) writeFileSync(join(work, f), data, { mode: 0o644 });
       await run('npm', {
         ...base,
-        env: { ...base.env, npm_config_cache: '/tmp/npm-cache', npm_config_update_notifier: 'false' },
+        env: {
+          ...base.env,
+          npm_config_cache: '/tmp/npm-cache',
+          npm_config_update_notifier: 'false',
+          npm_config_registry: d.npmRegistry,
+          // Only the environment's settings count: no user or global npmrc can name another registry.
+          npm_config_userconfig: '/dev/null',
+          npm_config_globalconfig: '/tmp/no-global-npmrc',
+        },
         cwd: work,
         argv: [
           'npm',
@@ -202,10 +258,12 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
           '--omit=dev',
           '--no-save',
           '--no-package-lock',
+          '--install-links',
           ...(d.allowSource ? [] : ['--ignore-scripts']),
         ],
-        readOnlyPaths: mounts,
+        readOnlyPaths: [],
       });
+      if (existsSync(join(work, VENDOR))) removeTree(join(work, VENDOR));
       renameSync(work, join(build, 'node'));
     } else {
       removeTree(work);

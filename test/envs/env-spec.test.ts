@@ -1,6 +1,8 @@
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { envId } from '../../src/envs/env-id.js';
 import { parseRequirements, pep723Dependencies, readEnvSpec } from '../../src/envs/env-spec.js';
@@ -75,8 +77,20 @@ describe('reading what a skill declares', () => {
     const rt = { node: 'node-abi115 linux-x64' };
     const spec = (content: string) => {
       const skill = mkdtempSync(join(dir, 'vendor-'));
+      mkdirSync(join(skill, 'pkg', 'package'), { recursive: true });
+      writeFileSync(join(skill, 'pkg', 'package', 'package.json'), '{"name":"x","version":"1.0.0"}');
+      writeFileSync(join(skill, 'pkg', 'package', 'index.js'), content);
       mkdirSync(join(skill, 'vendor'));
-      writeFileSync(join(skill, 'vendor', 'x.tgz'), content);
+      const tar = execFileSync('tar', [
+        '-c',
+        '--mtime=@0',
+        '--owner=0',
+        '--group=0',
+        '-C',
+        join(skill, 'pkg'),
+        'package',
+      ]);
+      writeFileSync(join(skill, 'vendor', 'x.tgz'), gzipSync(tar));
       writeFileSync(
         join(skill, 'package.json'),
         JSON.stringify({ dependencies: { x: 'file:vendor/x.tgz' } }),

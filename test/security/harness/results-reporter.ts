@@ -7,7 +7,7 @@ import { cpus, hostname, release } from 'node:os';
 import type { Reporter, TestModule } from 'vitest/node';
 import type { SecurityRow } from './security-case.js';
 
-const ORDER = ['filesystem', 'output', 'secrets', 'network', 'privilege', 'resources', 'adapter'];
+const ORDER = ['filesystem', 'output', 'secrets', 'network', 'privilege', 'resources', 'adapter', 'install'];
 
 export default class SecurityResultsReporter implements Reporter {
   onTestRunEnd(modules: ReadonlyArray<TestModule>): void {

@@ -21,7 +21,7 @@ import { tempDirs } from '../../sandbox/helpers.js';
 import { exists, hostNamespaces } from './host.js';
 
 export type Category =
-  'filesystem' | 'output' | 'secrets' | 'network' | 'privilege' | 'resources' | 'adapter';
+  'filesystem' | 'output' | 'secrets' | 'network' | 'privilege' | 'resources' | 'adapter' | 'install';
 export type Outcome = 'blocked' | 'contained' | 'best-effort' | 'breach' | 'denied' | 'ok';
 
 export interface SecurityRow {
@@ -187,6 +187,11 @@ interface CaseMeta {
   id: string;
   category: Category;
   title: string;
+  /**
+   * The server refuses the attack itself, before any sandbox starts: the verdict does not depend on the sandbox,
+   * so it stands when the sandbox is forced unavailable (canaries are still checked).
+   */
+  preflight?: boolean;
 }
 
 function register(
@@ -201,7 +206,8 @@ function register(
     let verdict: Verdict;
     try {
       verdict = await fn(ctx);
-      if (FORCED) verdict = breach('ran although the sandbox was forced unavailable');
+      if (FORCED && meta.preflight !== true)
+        verdict = breach('ran although the sandbox was forced unavailable');
     } catch (e) {
       if (!(FORCED && isSkillsError(e) && e.code === 'SANDBOX_DENIED')) throw e;
       verdict = { outcome: 'denied', note: 'SANDBOX_DENIED; canaries untouched' };

@@ -1,0 +1,135 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readlinkSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
+import { afterAll, describe, expect, it } from 'vitest';
+import { checkNodeLock } from '../../src/envs/check-node-lock.js';
+import { isUnderRegistry, normalizeRegistry } from '../../src/envs/npm-registry.js';
+import { sealTree } from '../../src/envs/seal-tree.js';
+import { tarballManifests } from '../../src/envs/tarball-manifests.js';
+import { removeTree } from '../../src/envs/env-store.js';
+
+const REG = 'https://npm.example.test/repo/';
+const lock = (entry: Record<string, unknown>, key = 'node_modules/tiny') =>
+  JSON.stringify({ lockfileVersion: 3, packages: { '': { dependencies: { tiny: '1.0.0' } }, [key]: entry } });
+const ok = { version: '1.0.0', resolved: `${REG}tiny/-/tiny-1.0.0.tgz`, integrity: 'sha512-x' };
+
+describe('where a lock file may make npm fetch from', () => {
+  it.each([
+    ['a registry tarball', lock(ok)],
+    ['no resolved (fetched by name and version from the registry)', lock({ version: '1.0.0' })],
+    ['a bundled package', lock({ inBundle: true }, 'node_modules/a/node_modules/tiny')],
+  ])('accepts %s', (_, text) => expect(() => checkNodeLock(text, REG)).not.toThrow());
+
+  it.each([
+    [
+      'another host',
+      lock({ ...ok, resolved: 'https://evil.test/repo/tiny/-/tiny-1.0.0.tgz' }),
+      'resolves at',
+    ],
+    ['another port', lock({ ...ok, resolved: 'https://npm.example.test:444/repo/tiny.tgz' }), 'resolves at'],
+    [
+      'a path beside the registry',
+      lock({ ...ok, resolved: 'https://npm.example.test/other/t.tgz' }),
+      'resolves at',
+    ],
+    [
+      'a climb out of it',
+      lock({ ...ok, resolved: 'https://npm.example.test/repo/../x/t.tgz' }),
+      'resolves at',
+    ],
+    [
+      'credentials in the URL',
+      lock({ ...ok, resolved: 'https://u:p@npm.example.test/repo/t.tgz' }),
+      'resolves at',
+    ],
+    ['plain http', lock({ ...ok, resolved: 'http://npm.example.test/repo/t.tgz' }), 'resolves at'],
+    ['git', lock({ ...ok, resolved: 'git+https://npm.example.test/repo/t.git' }), 'resolves at'],
+    ['a local file', lock({ ...ok, resolved: 'file:vendor/tiny.tgz' }), 'resolves at'],
+    ['a link', lock({ resolved: '../../outside', link: true }), 'is a link'],
+    ['a link target', lock({ version: '1.0.0' }, '../outside'), 'not an installed package'],
+    ['a workspace folder', lock({ version: '1.0.0' }, 'packages/a'), 'not an installed package'],
+    ['a URL as version', lock({ version: 'https://evil.test/t.tgz' }), 'no plain version'],
+    ['a URL dependency', lock({ ...ok, dependencies: { e: 'https://evil.test/e.tgz' } }), 'not a registry'],
+    ['an alias dependency', lock({ ...ok, dependencies: { e: 'npm:evil@1' } }), 'not a registry'],
+    ['a lock of npm 6', JSON.stringify({ lockfileVersion: 1, dependencies: {} }), 'npm 6'],
+  ])('refuses %s', (_, text, why) => {
+    expect(() => checkNodeLock(text, REG)).toThrow(why);
+  });
+
+  it('never shows credentials of a resolved URL', () => {
+    const text = lock({ ...ok, resolved: 'https://user:SECRET-TOKEN@evil.test/t.tgz' });
+    expect(() => checkNodeLock(text, REG)).toThrow(/\*\*\*@evil\.test/);
+    expect(() => checkNodeLock(text, REG)).not.toThrow(/SECRET-TOKEN/);
+  });
+
+  it('normalizes the registry and compares scheme, host, port and path', () => {
+    expect(normalizeRegistry('https://npm.example.test/repo')).toBe(REG);
+    expect(() => normalizeRegistry('file:///srv/npm')).toThrow(/http\(s\)/);
+    expect(isUnderRegistry(`${REG}a/-/a-1.tgz`, REG)).toBe(true);
+    expect(isUnderRegistry('https://npm.example.test/repository/a.tgz', REG)).toBe(false);
+  });
+});
+
+describe('sealing refuses links that leave the environment (judged lexically, never followed)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'skills-mcp-seal-'));
+  afterAll(() => removeTree(dir));
+  const tree = (links: Record<string, string>) => {
+    const root = mkdtempSync(join(dir, 't-'));
+    mkdirSync(join(root, 'node', 'node_modules', 'tiny', 'bin'), { recursive: true });
+    writeFileSync(join(root, 'node', 'node_modules', 'tiny', 'bin', 'cli.js'), '');
+    mkdirSync(join(root, 'node', 'node_modules', '.bin'));
+    for (const [at, target] of Object.entries(links)) symlinkSync(target, join(root, at));
+    return root;
+  };
+
+  it.each([
+    ['a .bin link', { 'node/node_modules/.bin/tiny': '../tiny/bin/cli.js' }],
+    [
+      'a chain through another link',
+      { 'node/t': 'node_modules/tiny', 'node/node_modules/.bin/x': '../../t/bin/cli.js' },
+    ],
+    ['a dangling link inside', { 'node/gone': 'node_modules/none/x' }],
+  ])('keeps %s', (_, links) => expect(() => sealTree(tree(links))).not.toThrow());
+
+  it.each([
+    ['an absolute link', { 'node/node_modules/tiny/x': '/etc/passwd' }],
+    ['a relative climb above the tree', { 'node/node_modules/tiny/x': '../../../../outside' }],
+    [
+      'a climb through a link to a shallower folder',
+      { 'node/up': '..', 'node/node_modules/x': '../up/../..' },
+    ],
+    [
+      'a link that leaves, reached through another',
+      { 'node/out': '/tmp', 'node/node_modules/x': '../out/y' },
+    ],
+  ])('refuses %s, naming it', (_, links) => {
+    const root = tree(links);
+    expect(() => sealTree(root)).toThrow(/leaves the environment/);
+  });
+
+  it('gives up on a loop of links as the kernel would (ELOOP), without hanging', () => {
+    const root = tree({ 'node/a': 'b/x', 'node/b': 'a/y' });
+    expect(() => sealTree(root)).toThrow(/leaves the environment/);
+    expect(readlinkSync(join(root, 'node/a'))).toBe('b/x');
+  });
+});
+
+describe('the manifests of a vendored tarball', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'skills-mcp-tgz-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('finds package/package.json, also under a long (pax) name, and nothing deeper', () => {
+    const long = `p${'x'.repeat(120)}`;
+    for (const top of ['package', long]) {
+      mkdirSync(join(dir, top, 'node_modules', 'dep'), { recursive: true });
+      writeFileSync(join(dir, top, 'package.json'), `{"name":"${top.slice(0, 8)}"}`);
+      writeFileSync(join(dir, top, 'node_modules', 'dep', 'package.json'), '{"name":"dep"}');
+    }
+    const tar = (top: string) => gzipSync(execFileSync('tar', ['-c', '--format=pax', '-C', dir, top]));
+    expect(tarballManifests(tar('package'))).toEqual(['{"name":"package"}']);
+    expect(tarballManifests(tar(long))).toEqual([`{"name":"${long.slice(0, 8)}"}`]);
+    expect(tarballManifests(Buffer.from('not a tarball'))).toBeUndefined();
+  });
+});
