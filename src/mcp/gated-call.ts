@@ -8,13 +8,14 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { ApprovalAnswer } from '../gate/index.js';
+import { approvalSchema, type ApprovalAnswer } from '../gate/index.js';
 import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';
 import { clientFormCounts } from '../runner/client-form-counts.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import { consoleCall } from './console-call.js';
+import { sessionFormRevision } from './form-revision.js';
 import type { ServerDeps } from './server-deps.js';
 import { mimeTypeOf } from './skill-uri.js';
 import { toolError } from './tool-error.js';
@@ -147,7 +148,7 @@ export async function gatedCall(
       inputRequests: {
         approval: inputRequired.elicit({
           message: begun.form.message,
-          requestedSchema: begun.form.requestedSchema,
+          requestedSchema: approvalSchema(sessionFormRevision(b.server, ctx)),
         }),
       },
       requestState: await b.mintState(begun.callId, ctx),
