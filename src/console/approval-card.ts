@@ -16,7 +16,7 @@ function inputFacts(view: ApprovalView, d: CardDisplay, callLink: string): Html 
       : html`<ul class="plain">
           ${d.values.map((v) => html`<li><code>${v.name}</code>: <code>${v.text}</code></li>`)}${d.moreKeys > 0 ? html`<li>and ${d.moreKeys} more keys</li>` : ''}
         </ul>`
-  }${d.notShown > 0 ? html`<p><a href="${callLink}">See the full input</a></p>` : ''}`;
+  }${d.notShown > 0 || d.shortened > 0 || d.moreKeys > 0 ? html`<p><a href="${callLink}">See the full input</a></p>` : ''}`;
 }
 
 /** Everything an approval message shows, as a definition list: what decides (sandbox, network, risk) first. */
