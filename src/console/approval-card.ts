@@ -37,6 +37,16 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     </dd>
     <dt>Network</dt>
     <dd>${v.sandbox.network === 'none' ? 'none' : badge('full network access', 'warn')}</dd>
+    <dt>Reads</dt>
+    <dd>
+      ${
+        (v.sandbox.readablePaths ?? []).length === 0
+          ? html`the skill's own files only`
+          : html`${badge('the workspace', 'warn')}
+            ${(v.sandbox.readablePaths ?? []).map((p) => html`<code>${shown(p)}</code> `)}(every file in it),
+            and the skill's own files`
+      }
+    </dd>
     <dt>Writes</dt>
     <dd>
       ${
