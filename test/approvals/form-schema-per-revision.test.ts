@@ -29,11 +29,14 @@ describe('the approval form schema follows the session protocol revision', () =>
   const formFor = async (revision: '2025-06-18' | '2025-11-25' | '2026-07-28'): Promise<Params> => {
     fx = gatedFixture('approval:\n  mode: ask\n');
     const modern = revision === '2026-07-28';
-    client = new Client({ name: 'strict', version: '1' }, {
-      capabilities: { elicitation: { form: {} } },
-      versionNegotiation: { mode: modern ? 'auto' : 'legacy' },
-      ...(modern ? {} : { supportedProtocolVersions: [revision] }),
-    } as ConstructorParameters<typeof Client>[1]);
+    client = new Client(
+      { name: 'strict', version: '1' },
+      {
+        capabilities: { elicitation: { form: {} } },
+        versionNegotiation: { mode: modern ? 'auto' : 'legacy' },
+        ...(modern ? {} : { supportedProtocolVersions: [revision] }),
+      },
+    );
     let seen: Params | undefined;
     client.setRequestHandler('elicitation/create', (req) => {
       seen = req.params as unknown as Params;
