@@ -163,9 +163,31 @@ export const PolicyDecidedPayloadSchema = z.strictObject({
     .describe('Guard result'),
 });
 
+const RiskLevelSchema = z.enum(['low', 'medium', 'high']).describe('Risk level');
+
+export const ShownPayloadSchema = z
+  .strictObject({
+    risk: z
+      .strictObject({
+        level: RiskLevelSchema,
+        code: Code.describe('Rule id of the first most severe finding'),
+      })
+      .describe('The risk as shown: raised to medium when a value was not shown'),
+    findings: z
+      .array(z.strictObject({ rule: Code.describe('Finding rule id'), level: RiskLevelSchema }))
+      .max(16)
+      .describe('The findings listed, in order'),
+    findings_count: z.int().min(1).optional().describe('Findings in all, when more than were listed'),
+    message_sha256: Sha256Schema.optional().describe(
+      "sha256 of the approval form's message (UTF-8), for the form and the terminal; absent for the console card",
+    ),
+  })
+  .describe('What the person was shown when asked');
+
 export const ApprovalRequestedPayloadSchema = z.strictObject({
   approval_key: Sha256Schema.describe('The key being asked about'),
   channel: ApprovalChannelSchema,
+  shown: ShownPayloadSchema.optional(),
 });
 
 export const ApprovalDecidedPayloadSchema = z.strictObject({

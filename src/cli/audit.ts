@@ -5,6 +5,7 @@ import { openAuditStore } from '../audit/open-audit-store.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail, CallRow } from '../audit/types.js';
+import type { ApprovalRequestedPayload } from '../audit/payload-schemas.js';
 import { isSkillsError } from '../errors.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { auditReanchor } from './audit-reanchor.js';
@@ -201,6 +202,16 @@ function show(store: AuditStore, io: CliIo, id: string, json: boolean): ExitCode
   return 0;
 }
 
+/** What the person was shown: risk as shown, the form's digest (compare with `sha256sum` of its text), findings. */
+function shownLine(s: NonNullable<ApprovalRequestedPayload['shown']>): string {
+  const risk = `${s.risk.level.toUpperCase()}${s.risk.level === 'low' ? '' : ` (${s.risk.code})`}`;
+  const form = s.message_sha256 === undefined ? '  (console card)' : `  form sha256 ${s.message_sha256}`;
+  const more = s.findings_count === undefined ? '' : ` and ${s.findings_count - s.findings.length} more`;
+  const findings =
+    s.findings.length === 0 ? '' : `  findings ${s.findings.map((f) => f.rule).join(', ')}${more}`;
+  return `shown     risk ${risk}${form}${findings}`;
+}
+
 function describeCall({ call: c, approval, artifacts, events }: CallDetail): string {
   const out = [
     `call      ${c.callId}`,
@@ -212,6 +223,9 @@ function describeCall({ call: c, approval, artifacts, events }: CallDetail): str
   ];
   if (c.policyDecision)
     out.push(`policy    ${c.policyDecision}  rule ${c.policyRule ?? '(mode)'}  risk ${c.riskLevel}`);
+  const asked = events.find((e) => e.type === 'approval_requested');
+  const shown = asked?.type === 'approval_requested' ? asked.payload.shown : undefined;
+  if (shown !== undefined) out.push(shownLine(shown));
   if (approval) {
     const decided = approval.decision ? `${approval.decision} (${approval.reason})` : 'pending';
     out.push(`approval  ${decided} via ${approval.channel}  key ${approval.approvalKey}`);

@@ -16,7 +16,7 @@ function inputFacts(view: ApprovalView, d: CardDisplay, callLink: string): Html 
       : html`<ul class="plain">
           ${d.values.map((v) => html`<li><code>${v.name}</code>: <code>${v.text}</code></li>`)}${d.moreKeys > 0 ? html`<li>and ${d.moreKeys} more keys</li>` : ''}
         </ul>`
-  }${d.notShown > 0 ? html`<p><a href="${callLink}">See the full input</a></p>` : ''}`;
+  }${d.notShown > 0 || d.shortened > 0 || d.moreKeys > 0 ? html`<p><a href="${callLink}">See the full input</a></p>` : ''}`;
 }
 
 /** Everything an approval message shows, as a definition list: what decides (sandbox, network, risk) first. */
@@ -37,6 +37,16 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     </dd>
     <dt>Network</dt>
     <dd>${v.sandbox.network === 'none' ? 'none' : badge('full network access', 'warn')}</dd>
+    <dt>Reads</dt>
+    <dd>
+      ${
+        (v.sandbox.readablePaths ?? []).length === 0
+          ? html`the skill's own files only`
+          : html`${badge('the workspace', 'warn')}
+            ${(v.sandbox.readablePaths ?? []).map((p) => html`<code>${shown(p)}</code> `)}(every file in it),
+            and the skill's own files`
+      }
+    </dd>
     <dt>Writes</dt>
     <dd>
       ${

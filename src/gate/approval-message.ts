@@ -3,7 +3,7 @@ import type { Risk } from './guard.js';
 import { describeFinding } from './guard.js';
 import type { PolicyDecision } from './policy.js';
 import { escapeForDisplay } from '../escape-for-display.js';
-import { displayCall } from './display-call.js';
+import { displayCall, type DisplayedCall, type FullValue } from './display-call.js';
 
 /** Everything the approval screen shows about one call. Host paths appear only where a person needs them. */
 export interface ApprovalView {
@@ -28,6 +28,8 @@ export interface ApprovalView {
     /** False when the operator turned the sandbox off. */
     enforced: boolean;
     network: 'none' | 'full';
+    /** Host paths besides the skill's own files the script may read: the workspace, when it reads one. */
+    readablePaths?: readonly string[];
     /** Paths the script may write (host paths, shown to the person). */
     writablePaths: readonly string[];
   };
@@ -41,13 +43,15 @@ export interface ApprovalView {
   install?: { commands: readonly string[]; sources: readonly string[]; binaryOnly: boolean };
 }
 
-const MAX_FINDINGS = 5;
+/** Findings the form lists; the rest are counted. */
+export const MAX_FINDINGS = 5;
 
-/** The form's message: one screen a person can judge. */
-export function approvalMessage(view: ApprovalView): string {
+/** The form's message: one screen a person can judge, then long values in full. */
+export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displayCall(view)): string {
   const pad = (label: string): string => `${label}:`.padEnd(9);
-  const shown = displayCall(view);
   const { risk } = shown;
+  const paths = (list: readonly string[]) => list.map((p) => escapeForDisplay(p)).join(', ');
+  const readable = view.sandbox.readablePaths ?? [];
   // The decisive facts come first, so a client that shortens long messages still shows them.
   const lines = [
     `Allow skill "${escapeForDisplay(view.skill)}" to run a script?`,
@@ -56,7 +60,12 @@ export function approvalMessage(view: ApprovalView): string {
     `${pad('Risk')}${risk.level.toUpperCase()}${risk.level === 'low' ? '' : ` (${risk.code})`}`,
     ...risk.findings.slice(0, MAX_FINDINGS).map((f) => `  - ${escapeForDisplay(describeFinding(f))}`),
     ...(risk.findings.length > MAX_FINDINGS ? [`  - and ${risk.findings.length - MAX_FINDINGS} more`] : []),
-    `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : view.sandbox.writablePaths.map((p) => escapeForDisplay(p)).join(', ')}`,
+    `${pad('Reads')}${
+      readable.length === 0
+        ? "the skill's own files only"
+        : `the workspace ${paths(readable)} (every file in it), and the skill's own files`
+    }`,
+    `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : paths(view.sandbox.writablePaths)}`,
     `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
     ...installLines(view.install, pad('Install')),
     `${pad('Script')}${escapeForDisplay(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,
@@ -64,8 +73,19 @@ export function approvalMessage(view: ApprovalView): string {
     `${pad('Input')}${inputLine(view.inputSummary)}`,
     ...shown.values.map((v) => `  ${v.name}: ${v.text}`),
     ...(shown.moreKeys > 0 ? [`  and ${shown.moreKeys} more keys`] : []),
+    ...fullValueLines(shown.inFull),
   ];
   return lines.join('\n');
+}
+
+/** Long values in full: each line behind `| `, escaped like the facts, so no line of a value can pose as one. */
+function fullValueLines(values: readonly FullValue[]): string[] {
+  if (values.length === 0) return [];
+  return [
+    '',
+    'In full (each line as the script gets it, escaped as above):',
+    ...values.flatMap((v) => [`  ${v.name} (${v.facts}):`, ...v.lines.map((l) => `    ${l}`)]),
+  ];
 }
 
 function installLines(install: ApprovalView['install'], label: string): string[] {

@@ -7,36 +7,69 @@ import {
 import { approvalMessage, type ApprovalView } from './approval-message.js';
 
 /**
- * The approval form as plain data (no SDK): an MCP elicitation in form mode with one required field,
- * `decision`, a titled single-select (`oneOf: [{const, title}]`) defaulting to `denied`.
+ * Protocol revisions whose elicitation schemas differ: 2025-06-18 (single-select as `enum` + `enumNames`, no
+ * `default`, no `mode`), and 2025-11-25, whose constructs 2026-07-28 keeps (titled `oneOf: [{const, title}]`, a
+ * `default`). Earlier revisions have no elicitation; a client of one that declares it gets the 2025-06-18 form.
  */
-export interface ApprovalForm {
-  message: string;
-  requestedSchema: {
-    type: 'object';
-    properties: {
-      decision: {
-        type: 'string';
-        title: string;
-        description: string;
-        oneOf: { const: string; title: string }[];
-        default: 'denied';
-      };
-    };
-    required: ['decision'];
-  };
+export type FormRevision = '2025-06-18' | '2025-11-25';
+
+/** The form revision for a negotiated protocol version (`YYYY-MM-DD`, compared as text). */
+export function formRevision(protocolVersion: string | undefined): FormRevision {
+  return protocolVersion !== undefined && protocolVersion < '2025-11-25' ? '2025-06-18' : '2025-11-25';
 }
 
-/** The requested schema alone (the same for every call). */
-export function approvalSchema(): ApprovalForm['requestedSchema'] {
+const DECISION_FIELD = {
+  type: 'string',
+  title: 'Decision',
+  description: 'Approve once, approve for the rest of this session, deny, or deny and stop all skill runs.',
+} as const;
+
+/** The requested schema of 2025-06-18: an enum with display names, nothing preselected. */
+export type LegacyApprovalSchema = {
+  type: 'object';
+  properties: {
+    decision: typeof DECISION_FIELD & { enum: string[]; enumNames: string[] };
+  };
+  required: ['decision'];
+};
+
+/** The requested schema of 2025-11-25 (and 2026-07-28): a titled single-select defaulting to `denied`. */
+export type TitledApprovalSchema = {
+  type: 'object';
+  properties: {
+    decision: typeof DECISION_FIELD & { oneOf: { const: string; title: string }[]; default: 'denied' };
+  };
+  required: ['decision'];
+};
+
+export type ApprovalSchema = LegacyApprovalSchema | TitledApprovalSchema;
+
+/** The approval form as plain data (no SDK): an MCP elicitation in form mode with one required field, `decision`. */
+export interface ApprovalForm {
+  message: string;
+  requestedSchema: ApprovalSchema;
+}
+
+/** The requested schema for a revision (the same for every call). */
+export function approvalSchema(revision: FormRevision = '2025-11-25'): ApprovalSchema {
+  if (revision === '2025-06-18') {
+    return {
+      type: 'object',
+      properties: {
+        decision: {
+          ...DECISION_FIELD,
+          enum: [...APPROVAL_DECISIONS],
+          enumNames: APPROVAL_DECISIONS.map((d) => DECISION_TITLES[d]),
+        },
+      },
+      required: ['decision'],
+    };
+  }
   return {
     type: 'object',
     properties: {
       decision: {
-        type: 'string',
-        title: 'Decision',
-        description:
-          'Approve once, approve for the rest of this session, deny, or deny and stop all skill runs.',
+        ...DECISION_FIELD,
         oneOf: APPROVAL_DECISIONS.map((d) => ({ const: d, title: DECISION_TITLES[d] })),
         default: 'denied',
       },
@@ -46,8 +79,8 @@ export function approvalSchema(): ApprovalForm['requestedSchema'] {
 }
 
 /** Message + schema for the `elicitation/create` (or `input_required`) of one call. */
-export function approvalRequest(view: ApprovalView): ApprovalForm {
-  return { message: approvalMessage(view), requestedSchema: approvalSchema() };
+export function approvalRequest(view: ApprovalView, revision?: FormRevision): ApprovalForm {
+  return { message: approvalMessage(view), requestedSchema: approvalSchema(revision) };
 }
 
 /**

@@ -21,16 +21,18 @@ export interface RiskInput {
   scan?: Pick<ScriptScan, 'findings'>;
   /** The effective sandbox of this call, once resolved: `off` when the operator turned it off. */
   sandbox?: 'required' | 'off';
+  /** True when the operator gave a workspace (`--workspace`): a skill reads it unless it says `workspace: none`. */
+  workspace?: boolean;
 }
 
 const NO_SANDBOX_PROFILES = new Set(['off', 'none', 'unsandboxed']);
 
 /**
- * Risk of one skill call. Asking for network, workspace writes or no sandbox ⇒ at least `medium`
+ * Risk of one skill call. Asking for network, reading or writing a workspace, or no sandbox ⇒ at least `medium`
  * (the policy asks unless a rule allows); scan findings such as credential paths, `curl | sh`, encoded exec
  * or shell rc writes ⇒ `high`. Pure: the scan is passed in.
  */
-export function assessRisk({ skill, scan, sandbox }: RiskInput): Risk {
+export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk {
   const requested: RiskFinding[] = [];
   const medium = (rule: string, message: string): void => {
     requested.push({ rule, level: 'medium', message });
@@ -38,6 +40,9 @@ export function assessRisk({ skill, scan, sandbox }: RiskInput): Risk {
   if (skill.requests.network) medium('requests-network', 'asks for network access');
   if (skill.requests.workspace === 'write')
     medium('requests-workspace-write', 'asks to write to the workspace');
+  else if (skill.requests.workspace === 'read' && workspace === true)
+    // Whatever it reads (a `.env`, keys, private notes) can come back to the model in the result.
+    medium('reads-workspace', 'can read every file of the workspace, and its result goes back to the model');
   const profile = skill.requests.sandboxProfile;
   if (sandbox === 'off' || (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))) {
     medium('runs-without-sandbox', 'runs without a sandbox');

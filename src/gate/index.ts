@@ -14,6 +14,7 @@ export * from './display-call.js';
 export * from './card-display.js';
 export * from './approval-message.js';
 export * from './approval-request.js';
+export * from './approval-shown.js';
 export * from './refusal-message.js';
 export * from './resolve-gate.js';
 export * from './skill-pins.js';

@@ -34,6 +34,7 @@ const yamlScalar = (s: string): string => (/^[A-Za-z0-9][\w./-]*$/.test(s) ? s :
  */
 export function noApproverMessage(ctx: RefusalContext): string {
   const target = `${ctx.skill}/${ctx.script}`;
+  if (ctx.policy === 'allow') return allowedButNoFallbackMessage(target, ctx);
   if (ctx.formNotTrusted === true) return untrustedFormMessage(target);
   const head =
     `skills-mcp did not run ${target}: it needs approval, and no one can be asked here ` +
@@ -49,14 +50,12 @@ export function noApproverMessage(ctx: RefusalContext): string {
   if (ctx.config.fallback === 'deny') {
     snippet.push('  fallback: rules-only   # without a prompt, let the rules decide');
   }
-  if (ctx.policy !== 'allow') {
-    snippet.push(
-      '  rules:',
-      `    - skill: ${yamlScalar(ctx.skill)}`,
-      `      script: ${yamlScalar(ctx.script)}   # omit this line to allow every script of the skill`,
-      '      action: allow',
-    );
-  }
+  snippet.push(
+    '  rules:',
+    `    - skill: ${yamlScalar(ctx.skill)}`,
+    `      script: ${yamlScalar(ctx.script)}   # omit this line to allow every script of the skill`,
+    '      action: allow',
+  );
   return [
     head,
     'To let it run without a prompt, add this to skills-mcp.yaml (merge with an existing `approval:` section), then restart skills-mcp:',
@@ -64,6 +63,34 @@ export function noApproverMessage(ctx: RefusalContext): string {
     '```yaml',
     ...snippet,
     '```',
+  ].join('\n');
+}
+
+/**
+ * The refusal when a rule allows the call but `fallback: deny` runs nothing for a client that cannot be asked: no
+ * approval was missing, the fallback refused. Names the two ways to run it there.
+ */
+function allowedButNoFallbackMessage(target: string, ctx: RefusalContext): string {
+  const why =
+    ctx.formNotTrusted === true
+      ? "this server runs over HTTP without a token, so the client's own approval form does not count"
+      : 'this client cannot show approval forms (it does not support MCP elicitation prompts, or they are turned ' +
+        'off with --no-elicitation)';
+  return [
+    `skills-mcp did not run ${target}: ${ctx.rule ?? 'the policy'} allows it, but ${why}, and ` +
+      'with `fallback: deny` (the default of the `approval:` section) skills-mcp runs nothing for such a client, ' +
+      'whatever the rules say. Nothing was run. ' +
+      'To run it here, the user can:',
+    '- let the rules decide without a prompt: add this to skills-mcp.yaml (merge with an existing `approval:` ' +
+      'section), then restart skills-mcp; the allow rule then runs it:',
+    '',
+    '```yaml',
+    'approval:',
+    '  fallback: rules-only',
+    '```',
+    '',
+    '- or turn on the approval console (--approval-console, or `approval.console: true` in skills-mcp.yaml) and ' +
+      'approve each run in the browser.',
   ].join('\n');
 }
 

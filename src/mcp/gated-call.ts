@@ -10,7 +10,7 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import type { ApprovalAnswer } from '../gate/index.js';
+import { approvalSchema, type ApprovalAnswer } from '../gate/index.js';
 import { askInRequest } from './ask-in-request.js';
 import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';
@@ -18,6 +18,7 @@ import { clientFormCounts } from '../runner/client-form-counts.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import { consoleCall } from './console-call.js';
+import { sessionFormRevision } from './form-revision.js';
 import type { ServerDeps } from './server-deps.js';
 import { mimeTypeOf } from './skill-uri.js';
 import { toolError } from './tool-error.js';
@@ -164,16 +165,15 @@ export async function gatedCall(
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
+    const requestedSchema = approvalSchema(sessionFormRevision(b.server, ctx));
     if (isLegacyRequest(ctx)) {
-      const r = await askInRequest(deps.runner, begun, req, cctx, ctx, deps.config.approval.timeout_ms);
+      const asked = { ...begun, form: { ...begun.form, requestedSchema } };
+      const r = await askInRequest(deps.runner, asked, req, cctx, ctx, deps.config.approval.timeout_ms);
       return embedSmallArtifacts(toToolResult(r), r);
     }
     return inputRequired({
       inputRequests: {
-        approval: inputRequired.elicit({
-          message: begun.form.message,
-          requestedSchema: begun.form.requestedSchema,
-        }),
+        approval: inputRequired.elicit({ message: begun.form.message, requestedSchema }),
       },
       requestState: await b.mintState(begun.callId, ctx),
     });

@@ -4,14 +4,17 @@ import type { Config } from '../config/config-schema.js';
 import type { ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
 
-/** Where a person sees the input in full: the console's page of the call, when the console may be on. */
+/**
+ * Where a person sees in full what the form cannot show (secret-named values, values too long for it): the console's
+ * page of the call, which shows any call waiting in this process, when the console is on; else nowhere.
+ */
 function fullInputAt(config: Config, callId: string): string {
-  const page = `the approval console's page of call ${shortCallId(callId)} shows the full input (open the console with \`skills-mcp console\`)`;
-  if (config.approval.console === true) return page;
+  const page = `the approval console's page of call ${shortCallId(callId)} shows them in full (open the console with \`skills-mcp console\`)`;
   const deny = 'deny unless you know what they hold';
+  if (config.approval.console === true) return page;
   return config.approval.console === 'auto'
     ? `${page}, when the console is on; else ${deny}`
-    : `${deny} (the approval console, approval.console: true, shows every value in full)`;
+    : `no screen here shows them in full (the approval console, approval.console: true, would): ${deny}`;
 }
 
 /** What the person is shown for a call: the approval form and the console render it. */
@@ -21,8 +24,8 @@ export function approvalView(
   runsDir: string,
   callId: string,
 ): ApprovalView {
-  const workspace =
-    call.skill.requests.workspace === 'write' && config.workspace !== undefined ? [config.workspace] : [];
+  const reads = call.skill.requests.workspace !== 'none' ? config.workspace : undefined;
+  const workspace = call.skill.requests.workspace === 'write' && reads !== undefined ? [reads] : [];
   return {
     skill: call.skill.name,
     script: call.script,
@@ -39,6 +42,7 @@ export function approvalView(
       profile: call.skill.requests.sandboxProfile ?? config.sandbox.profile,
       enforced: config.sandbox.mode !== 'off',
       network: call.network,
+      readablePaths: reads === undefined ? [] : [reads],
       writablePaths: [join(runsDir, '<new folder for this call>'), ...workspace],
     },
     risk: call.risk,

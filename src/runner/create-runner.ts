@@ -6,13 +6,17 @@ import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isSkillsError, SkillsError } from '../errors.js';
 import {
-  approvalRequest,
+  approvalMessage,
+  approvalSchema,
+  cardDisplay,
   createSkillPins,
+  displayCall,
   interpretAnswer,
   isDecisionReason,
   noApproverMessage,
   refusalMessage,
   resolveGate,
+  shownRecord,
   type ApprovalAnswer,
   type ApprovalOutcome,
   type RefusalContext,
@@ -240,6 +244,13 @@ export function createRunner(deps: RunnerDeps): Runner {
       const text = `skills-mcp did not ask about ${call.skill.name}/${call.script}: ${full}. Nothing was run.`;
       return { kind: 'done', result: refused('denied', text, 'APPROVALS_BUSY', callId) };
     }
+    // What the person is shown, decided before it is recorded: the log keeps its risk, findings and text digest.
+    const view = approvalView(call, config, deps.runsDir, callId);
+    const form = { message: approvalMessage(view, displayCall(view)), requestedSchema: approvalSchema() };
+    const shown =
+      ctx.channel === 'console'
+        ? shownRecord(cardDisplay(view))
+        : shownRecord(displayCall(view), form.message);
     try {
       await commit(audit, s, [
         ...head,
@@ -247,7 +258,7 @@ export function createRunner(deps: RunnerDeps): Runner {
           type: 'approval_requested',
           sessionId: s.auditId,
           callId,
-          payload: { approval_key: key, channel: ctx.channel },
+          payload: { approval_key: key, channel: ctx.channel, shown },
         },
       ]);
     } catch (e) {
@@ -257,9 +268,8 @@ export function createRunner(deps: RunnerDeps): Runner {
     const timer = setTimeout(() => void expire(callId), config.approval.timeout_ms);
     timer.unref();
     pending.add(callId, { call, session: s, timer, askedAt: now(), channel: ctx.channel });
-    const view = approvalView(call, config, deps.runsDir, callId);
     if (ctx.channel === 'console') shared.share(audit, s, callId, key, view);
-    return { kind: 'ask', callId, form: approvalRequest(view), view };
+    return { kind: 'ask', callId, form, view };
   };
 
   /** A log shared by replicas refused this process's decision for a console approval: another console decided it. */

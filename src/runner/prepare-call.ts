@@ -151,7 +151,12 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     deps.config.approval.granularity,
   );
   const scan = await deps.scan(skill, bundle.sha256);
-  const risk = assessRisk({ skill, scan, sandbox: deps.config.sandbox.mode });
+  const risk = assessRisk({
+    skill,
+    scan,
+    sandbox: deps.config.sandbox.mode,
+    workspace: deps.config.workspace !== undefined,
+  });
   const firstFolder = deps.pins.folderOf(skill.name);
   const policy = decide({
     skill: skill.name,

@@ -42,6 +42,10 @@ const CardViewSchema = z.object({
       profile: z.string().describe('Sandbox profile'),
       enforced: z.boolean().describe('False when the operator turned the sandbox off'),
       network: z.enum(['none', 'full']).describe('Network of the run'),
+      readablePaths: z
+        .array(z.string())
+        .optional()
+        .describe('Host paths besides the skill the script may read (the workspace), on that replica'),
       writablePaths: z.array(z.string()).describe('Paths the script may write, on the replica that runs it'),
     })
     .describe('What the run may do'),
@@ -83,7 +87,23 @@ const CardDisplaySchema = z.object({
     .max(MAX_KEYS)
     .describe('The first input keys with their values as shown'),
   moreKeys: z.number().int().nonnegative().describe('Input keys past those'),
-  notShown: z.number().int().nonnegative().describe('Values, arguments and keys not shown in full'),
+  inFull: z
+    .array(
+      z.object({
+        name: z.string().describe('Value name'),
+        facts: z.string().describe('What it is'),
+        lines: z.array(z.string()).describe('Its lines'),
+      }),
+    )
+    .max(0)
+    .default([])
+    .describe('Values in full below the facts: none on a card (its call page shows them)'),
+  shortened: z.number().int().nonnegative().default(0).describe('Values shortened on their line'),
+  notShown: z
+    .number()
+    .int()
+    .nonnegative()
+    .describe('Values, arguments and keys the person cannot read on the card'),
   risk: z
     .object({
       level: LEVEL.describe('Risk level'),

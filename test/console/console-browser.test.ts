@@ -49,7 +49,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
 
   it('shows a pending approval, runs the call when a person clicks Approve once, and audits channel console', async () => {
     const s = await startServer();
-    const pending = s.call({ text: 'hello', note: 'x'.repeat(100) });
+    const pending = s.call({ text: 'hello', note: 'x'.repeat(100), token: 'tok-canary' });
     const { page, errors } = await open(await pending.link);
 
     const card = page.getByRole('region', { name: /Run scripts\/main\.py of skill echo/ });
@@ -61,7 +61,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
       'bundle',
       'Command',
       'Input',
-      '2 keys',
+      '3 keys',
       'Sandbox',
       'profile default',
     ])
@@ -69,7 +69,8 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
     for (const fact of ['Network', 'Writes', 'Risk', 'MEDIUM', 'not shown in full', 'Policy', 'ask, by'])
       expect(text.toLowerCase()).toContain(fact.toLowerCase());
     expect(text).toContain('"hello"');
-    expect(text).toContain('(100 characters, sha256 ');
+    expect(text).toContain('(100 characters, 1 line, sha256 ');
+    expect(text).toContain("; in full on the call's page)");
     expect(text.indexOf('Risk')).toBeLessThan(text.indexOf('Command'));
     expect(await page.content()).not.toContain('x'.repeat(100));
     await shot(page, 'approval-pending', DESKTOP);

@@ -94,7 +94,7 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
     await pending.result;
   });
 
-  it('marks secret-named and long values on the card, raises the risk, and shows them in full only while pending', async () => {
+  it('hides secret-named values and shortens long ones on the card, raises the risk for the hidden, and shows them in full only while pending', async () => {
     const token = 'tok-canary-0123';
     const long = `rm -rf ~ ${'L'.repeat(90)}`;
     const s = await startServer({ env: { SECRET_TOKEN: 'env-canary-5b1f0e' } });
@@ -102,11 +102,12 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
     const link = await pending.link;
     const card = (await rawRequest(link)).body;
     expect(card).toContain('(secret, 15 characters, hidden)');
-    expect(card).toContain(`(${long.length} characters, sha256 `);
+    expect(card).toContain(`(${long.length} characters, 1 line, sha256 `);
+    expect(card).toContain('; in full on the call&#39;s page)');
     expect(card).toContain('MEDIUM');
-    expect(card).toContain('2 values are not shown in full');
+    expect(card).toContain('1 value is not shown in full on this card');
     expect(card).not.toContain(token);
-    expect(card).not.toContain('rm -rf');
+    expect(card).not.toContain(long);
     const callId = s.withAudit((a) => a.listCalls()[0]!.callId);
     expect(card).toContain(`calls/${callId}">See the full input</a>`);
     const full = (await rawRequest(`${s.base}calls/${callId}`)).body;
@@ -123,7 +124,7 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
     for (const body of [card, full, ...pages]) expect(body).not.toContain('env-canary-5b1f0e');
     for (const body of pages) {
       expect(body).not.toContain(token);
-      expect(body).not.toContain('rm -rf');
+      expect(body).not.toContain(long);
     }
   });
 

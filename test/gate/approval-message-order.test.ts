@@ -19,13 +19,15 @@ const view = (argv: string[]): ApprovalView => ({
 });
 
 describe('a crowded approval message', () => {
-  it('puts sandbox, risk and policy before 60 long arguments, and counts the arguments it leaves out', () => {
+  it('puts sandbox, risk and policy before 60 long arguments, and shows the later ones below', () => {
     const message = approvalMessage(view(Array.from({ length: 60 }, (_, i) => `${i}`.padEnd(80, 'x'))));
     const lines = message.split('\n');
     expect(lines.findIndex((l) => l.startsWith('Sandbox:'))).toBeLessThan(4);
     expect(lines.findIndex((l) => l.startsWith('Risk:'))).toBeLessThan(5);
     expect(message.indexOf('Policy:')).toBeLessThan(message.indexOf('Command:'));
     expect(message).toContain('and 48 more arguments');
-    expect(message.length).toBeLessThan(2500);
+    expect(message).toContain('  arguments 13 to 60 (48 more):');
+    expect(message).toMatch(/^Risk: +LOW$/m);
+    expect(message.length).toBeLessThan(9000);
   });
 });

@@ -85,7 +85,7 @@ describe('approvalRequest', () => {
     expect(message.split('\n').length).toBeLessThanOrEqual(30);
   });
 
-  it('marks a long value with its length and digest, raises the risk and says where to see it', () => {
+  it('shortens a long value on its line, shows it in full below, and keeps the risk', () => {
     const plain = { note: longText };
     const { message } = approvalRequest(
       view({
@@ -94,10 +94,31 @@ describe('approvalRequest', () => {
         risk: { level: 'low', code: 'no-findings', findings: [] },
       }),
     );
-    expect(message).not.toContain(longText.slice(0, 20));
-    expect(message).toContain(`note: (${longText.length} characters, sha256 `);
+    expect(message).toMatch(
+      new RegExp(
+        `note: "Please summarise the .*… \\(${longText.length} characters, 1 line, sha256 [0-9a-f]{12}; in full below\\)`,
+      ),
+    );
+    expect(message).toContain(`\n    | ${longText}\n    (no line break at the end)`);
+    expect(message).toContain('Risk:    LOW');
+  });
+
+  it('raises the risk for a value too long for the form, and says where to see it', () => {
+    const huge = { note: 'y'.repeat(20_000) };
+    const { message } = approvalRequest(
+      view({
+        input: huge,
+        inputSummary: summarizeInput(huge),
+        risk: { level: 'low', code: 'no-findings', findings: [] },
+      }),
+    );
+    expect(message).toContain('20000 characters, 1 line, sha256 ');
+    expect(message).toContain('; too long for this form)');
+    expect(message).not.toContain('y'.repeat(100));
     expect(message).toContain('Risk:    MEDIUM (input-not-shown)');
-    expect(message).toContain('1 value is not shown in full (hidden or too long): see the console');
+    expect(message).toContain(
+      '1 value is not shown in full on this form (secret-named, or too long for it): see the console',
+    );
   });
 
   it.each(Object.entries(secrets))('hides the value of a configured secret name (%s) and says so', (k, v) => {
@@ -136,21 +157,31 @@ describe('approvalRequest', () => {
     expect(message).toContain('password: "hunter2"');
   });
 
-  it('counts keys past the first 8 as not shown', () => {
+  it('shows keys past the first 8 below the facts', () => {
     const many = Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`k${i + 10}`, i]));
-    const { message } = approvalRequest(view({ input: many, inputSummary: summarizeInput(many) }));
+    const { message } = approvalRequest(
+      view({
+        input: many,
+        inputSummary: summarizeInput(many),
+        risk: { level: 'low', code: 'no-findings', findings: [] },
+      }),
+    );
     expect(message).toContain('11 keys');
     expect(message).toContain('and 3 more keys');
-    expect(message).toContain('3 values are not shown in full');
+    expect(message).toContain('  input keys 9 to 11 (3 more):\n    | k18: 8\n    | k19: 9\n    | k20: 10');
+    expect(message).toContain('Risk:    LOW');
   });
 
   it('summarizes a nested value holding a secret name, or a long one, instead of dropping it', () => {
     const nested = { db: { user: 'u', password: 'hunter2' }, rows: Array.from({ length: 40 }, (_, i) => i) };
     const { message } = approvalRequest(view({ input: nested, inputSummary: summarizeInput(nested) }));
     expect(message).toContain('db: (object with 2 keys, holds secret "password", hidden)');
-    expect(message).toMatch(/rows: \(list of 40, \d+ characters, sha256 [0-9a-f]{12}\)/);
+    expect(message).toMatch(
+      /rows: \[0,1,2,.*… \(list of 40, \d+ characters as JSON, sha256 [0-9a-f]{12}; in full below\)/,
+    );
+    expect(message).toContain('    |   39\n    | ]');
     expect(message).not.toContain('hunter2');
-    expect(message).toContain('2 values are not shown in full');
+    expect(message).toContain('1 value is not shown in full');
   });
 
   it('shows an input that is not an object as one value, and counts a clipped key name', () => {
@@ -175,11 +206,13 @@ describe('approvalRequest', () => {
     ];
     const { message } = approvalRequest(view({ argv, input: {}, inputSummary: summarizeInput({}) }));
     expect(message).toContain(
-      '--token (secret, 6 characters, hidden) --api-key=(secret, 3 characters, hidden) --out ok.txt (100 characters, sha256 ',
+      '--token (secret, 6 characters, hidden) --api-key=(secret, 3 characters, hidden) --out ok.txt "xxxx',
     );
-    expect(message).toContain(') ghp_0123456789abcdefghij');
-    expect(message).toContain('3 values are not shown in full');
-    for (const v of ['s3cr3t', 'xyz', 'xxxxxxxxxx']) expect(message).not.toContain(v);
+    expect(message).toContain('… (100 characters, 1 line, sha256 ');
+    expect(message).toContain('; in full below) ghp_0123456789abcdefghij');
+    expect(message).toContain(`  argument 6 (100 characters, 1 line, sha256 `);
+    expect(message).toContain('2 values are not shown in full');
+    for (const v of ['s3cr3t', 'xyz']) expect(message).not.toContain(v);
   });
 
   it('escapes control and bidi characters so values cannot spoof the screen', () => {

@@ -12,10 +12,14 @@ describe('the approval screen shows what the model sent', () => {
     expect(shown).toEqual({ text: '"report.txt\\u{E0072}\\u{E006D}"', full: true });
   });
 
-  it('marks a long value with its length and digest', () => {
-    expect(displayValue('note', 'x'.repeat(100), isSecret)).toEqual({
-      text: expect.stringMatching(/^\(100 characters, sha256 [0-9a-f]{12}\)$/) as string,
+  it('shortens a long value and keeps its full text, with length and digest', () => {
+    expect(displayValue('note', `${'x'.repeat(99)}\n`, isSecret)).toEqual({
+      text: `"${'x'.repeat(59)}…`,
       full: false,
+      long: {
+        facts: expect.stringMatching(/^100 characters, 1 line, sha256 [0-9a-f]{12}$/) as string,
+        lines: [`| ${'x'.repeat(99)}`, '(ends with a line break)'],
+      },
     });
   });
 
@@ -31,16 +35,19 @@ describe('the approval screen shows what the model sent', () => {
   });
 
   it('shows "--password \'rm -rf ~\'" as a hidden secret of 8 characters, counted', () => {
-    expect(displayArgv(['--password', 'rm -rf ~'], isSecret)).toEqual({
-      text: '--password (secret, 8 characters, hidden)',
-      hidden: 1,
-    });
+    expect(displayArgv(['--password', 'rm -rf ~'], isSecret)).toEqual([
+      { text: '--password', full: true },
+      { text: '(secret, 8 characters, hidden)', full: false },
+    ]);
   });
 
   it('keeps combining marks in argv from stacking over the lines below', () => {
     const argv = Array.from({ length: 3 }, () => `_${'\u035a'.repeat(79)}`);
     const shown = displayArgv(argv, isSecret);
-    expect(shown.text).not.toMatch(/\p{M}/u);
-    expect(shown.hidden).toBe(3);
+    for (const s of shown) {
+      expect(s.text).not.toMatch(/\p{M}/u);
+      for (const l of s.long?.lines ?? []) expect(l).not.toMatch(/\p{M}{3}/u);
+    }
+    expect(shown.every((s) => !s.full)).toBe(true);
   });
 });

@@ -13,13 +13,22 @@ describe('assessRisk', () => {
     ['nothing asked, nothing found', {}, undefined, 'low', 'no-findings'],
     ['network', { network: true }, undefined, 'medium', 'requests-network'],
     ['workspace writes', { workspace: 'write' as const }, undefined, 'medium', 'requests-workspace-write'],
-    ['workspace read', { workspace: 'read' as const }, undefined, 'low', 'no-findings'],
+    ['workspace read, no workspace given', { workspace: 'read' as const }, undefined, 'low', 'no-findings'],
     ['a "none" sandbox profile', { sandboxProfile: 'none' }, undefined, 'medium', 'runs-without-sandbox'],
     ['a stricter profile', { sandboxProfile: 'strict' }, undefined, 'low', 'no-findings'],
     ['the sandbox turned off', {}, 'off' as const, 'medium', 'runs-without-sandbox'],
     ['the sandbox required', {}, 'required' as const, 'low', 'no-findings'],
   ])('rates %s as %s', (_name, r, sandbox, level, code) => {
     const risk = assessRisk({ skill: requests(r), ...(sandbox === undefined ? {} : { sandbox }) });
+    expect([risk.level, risk.code]).toEqual([level, code]);
+  });
+
+  it.each([
+    ['reads a workspace given', 'read', 'medium', 'reads-workspace'],
+    ['writes a workspace given', 'write', 'medium', 'requests-workspace-write'],
+    ['says workspace: none', 'none', 'low', 'no-findings'],
+  ] as const)('rates a skill that %s as %s', (_name, workspace, level, code) => {
+    const risk = assessRisk({ skill: requests({ workspace }), workspace: true });
     expect([risk.level, risk.code]).toEqual([level, code]);
   });
 

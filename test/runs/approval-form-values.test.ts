@@ -41,9 +41,11 @@ describe('the approval form hides only configured secret names, and says what it
     expect(message).toContain('--keywords "rm -rf ~" --password (secret, 8 characters, hidden)');
     expect(message).toContain('keywords: "rm -rf ~"');
     expect(message).toContain('passport: "rm -rf ~"');
-    expect(message).toContain(`note: (${long.length} characters, sha256 `);
+    expect(message).toContain(`note: "rm -rf ~ xxx`);
+    expect(message).toContain(`(${long.length} characters, 1 line, sha256 `);
+    expect(message).toContain(`\n    | ${long}\n`);
     expect(message).toMatch(/^Risk: +MEDIUM \(input-not-shown\)$/m);
-    expect(message).toContain('2 values are not shown in full');
+    expect(message).toContain('1 value is not shown in full');
     expect(message).toContain('approval.console: true');
     expect(message.indexOf('Risk:')).toBeLessThan(message.indexOf('Command:'));
   });
@@ -58,7 +60,8 @@ describe('the approval form hides only configured secret names, and says what it
   });
 
   it('points the form to the console, whose page of the waiting call shows the whole input', async () => {
-    const long = `rm -rf ~ ${'y'.repeat(100)}`;
+    // Too long for the form: only the console's page of the call shows it in full.
+    const long = `rm -rf ~ ${'y'.repeat(10_000)}`;
     let page = '';
     let index = '';
     let callId = '';
@@ -77,7 +80,7 @@ describe('the approval form hides only configured secret names, and says what it
     );
     // The runner's call ids grow with time: their first characters are the time, so both show the random end.
     expect(callId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-    expect(message).toContain(`the approval console's page of call ${callId.slice(-8)} shows the full input`);
+    expect(message).toContain(`the approval console's page of call ${callId.slice(-8)} shows them in full`);
     expect(page).toContain(`<title>Call ${callId.slice(-8)}`);
     expect(index).toContain(`>${callId.slice(-8)}</a>`);
     expect(message).not.toContain(long);

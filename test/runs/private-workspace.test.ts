@@ -61,7 +61,7 @@ function layout(which: Private, owner?: { uid: number; gid: number }) {
   }
   writeFileSync(
     join(root, 'skills-mcp.yaml'),
-    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - skill: ws-writer\n      action: allow\n',
+    'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - skill: ws-writer\n      action: allow\n    - skill: ws-reader\n      action: allow\n',
   );
   mkdirSync(join(root, 'state'));
   if (owner !== undefined) {
