@@ -34,6 +34,16 @@ if [n for _, n in socket.if_nameindex()] != ["lo"]:
 urllib.request.urlopen("https://pypi.org/simple/", timeout=5)
 `;
 
+/** Reads a file from the operator's extra read-only path, then tries to change it. */
+const READER = `import os, sys
+p = sys.argv[1]
+print("read", open(p).read().strip())
+try:
+    open(p, "a").write("changed")
+except OSError as e:
+    print("write refused", e.errno)
+`;
+
 const skill = (root: string, name: string, script: string, extra = '') => {
   mkdirSync(join(root, name, 'scripts'), { recursive: true });
   writeFileSync(
@@ -47,6 +57,7 @@ describe('what real skills need from the sandbox (in-process server, real sandbo
   const t = tempDir();
   const skills = join(t.dir, 'skills');
   const ws = join(t.dir, 'workspace');
+  const extra = join(t.dir, 'extra-fonts');
   let server: InProcessServer;
   let client: Client;
 
@@ -59,8 +70,15 @@ describe('what real skills need from the sandbox (in-process server, real sandbo
     );
     skill(skills, 'writer', WRITER);
     skill(skills, 'fetcher', FETCHER);
+    skill(skills, 'reader', READER, 'input_schema:\n  type: object\n');
     mkdirSync(ws);
-    server = startInProcess({ skills: [skills], root: join(t.dir, 'state'), config: { workspace: ws } });
+    mkdirSync(extra);
+    writeFileSync(join(extra, 'font.txt'), 'a font\n');
+    server = startInProcess({
+      skills: [skills],
+      root: join(t.dir, 'state'),
+      config: { workspace: ws, sandbox: { read_only_paths: [extra] } },
+    });
     client = await server.connect('needs');
   });
   afterAll(async () => {
@@ -73,6 +91,18 @@ describe('what real skills need from the sandbox (in-process server, real sandbo
     expect(textOf(r)).not.toContain('PermissionError');
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(textOf(r)).toContain('edited 2');
+  });
+
+  it('mounts the operator’s extra read-only path, read-only', async () => {
+    const r = await client.callTool({
+      name: 'run_skill_script',
+      arguments: { skill: 'reader', script: 'scripts/main.py', args: [join(extra, 'font.txt')] },
+    });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(textOf(r)).toContain('read a font');
+    // EACCES before EROFS when the sandbox user does not own the file (a root server); EROFS otherwise.
+    expect(textOf(r)).toMatch(/write refused (13|30)/);
+    expect(readFileSync(join(extra, 'font.txt'), 'utf8')).toBe('a font\n');
   });
 
   it('names `workspace: write` when a script fails writing a read-only workspace', async () => {
