@@ -56,6 +56,19 @@ const PREREQUISITES = [
     packages: { apt: 'chromium', dnf: 'chromium', zypper: 'chromium', pacman: 'chromium', apk: 'chromium' },
   },
   {
+    name: 'libreoffice',
+    why: 'a sandbox test converts a document with soffice --headless, as office skills do',
+    jobs: ['test'],
+    paths: ['/usr/bin/soffice'],
+    packages: {
+      apt: 'libreoffice-writer-nogui',
+      dnf: 'libreoffice-writer',
+      zypper: 'libreoffice-writer',
+      pacman: 'libreoffice-fresh',
+      apk: 'libreoffice-writer',
+    },
+  },
+  {
     name: 'strace',
     why: 'one security case judges what the server itself opened',
     jobs: ['test'],

@@ -9,13 +9,16 @@ import {
   type Sandbox,
   type SandboxOptions,
 } from '../sandbox/index.js';
+import { checkPrograms, type ProgramReport } from './check-programs.js';
 import type { CliIo, ExitCode } from './io.js';
 
 const HELP = `Usage: skills-mcp doctor [--json] [--profiles DIR]
 
 Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on
 macOS) with a diagnosis and a fix when it cannot start, the limits layer (cgroups or rlimits), the
-interpreters scripts use and whether each one starts inside the sandbox, and the sandbox profiles.
+interpreters scripts use and whether each one starts inside the sandbox, the programs skills commonly
+call (LibreOffice, fontconfig, Ghostscript, poppler, git, ImageMagick) and whether each starts inside, and the
+sandbox profiles.
 
 Options:
   --json          print one JSON object instead of text
@@ -42,6 +45,7 @@ interface DoctorReport {
   serverUid?: number;
   sandbox: ProbeResult;
   interpreters: InterpreterReport[];
+  programs: ProgramReport[];
   profiles: Array<{ name: string; valid: boolean; error?: string }>;
 }
 
@@ -104,6 +108,16 @@ function render(rep: DoctorReport): string {
     const ok = i.runsInSandbox ? 'runs in sandbox' : `does not run: ${i.error ?? 'unknown'}`;
     lines.push(`    ${i.name.padEnd(8)}${where}${via}${mounts} — ${ok}`);
   }
+  if (s.healthy) lines.push('  programs');
+  for (const p of s.healthy ? rep.programs : []) {
+    const state = !p.installed
+      ? 'not installed'
+      : p.runsInSandbox
+        ? 'runs in sandbox'
+        : `does not run: ${p.error ?? 'unknown'}`;
+    lines.push(`    ${p.name.padEnd(9)}${p.path === undefined ? '' : `${p.path} — `}${state}`);
+    if (p.installed && !p.runsInSandbox && p.fix !== undefined) lines.push(`      fix: ${p.fix}`);
+  }
   lines.push('  profiles');
   for (const p of rep.profiles)
     lines.push(`    ${p.name.padEnd(8)}${p.valid ? 'valid' : `INVALID: ${p.error ?? ''}`}`);
@@ -163,6 +177,7 @@ export async function runDoctor(
           : { name, runsInSandbox: false, error: 'sandbox not available' },
       );
     }
+    const programs = probe.healthy && profile !== undefined ? await checkPrograms(sb, profile) : [];
     const uid = process.getuid?.();
     const report: DoctorReport = {
       healthy: probe.healthy,
@@ -172,6 +187,7 @@ export async function runDoctor(
       ...(uid === undefined ? {} : { serverUid: uid }),
       sandbox: probe,
       interpreters,
+      programs,
       profiles,
     };
     io.out(json ? `${JSON.stringify(report, null, 2)}\n` : render(report));

@@ -127,6 +127,13 @@ export const ConfigSchema = z.strictObject({
         .min(1)
         .optional()
         .describe('Folder of sandbox profiles (default: the bundled sandbox-profiles/).'),
+      read_only_paths: z
+        .array(z.string().min(1).max(4096))
+        .max(64)
+        .default([])
+        .describe(
+          'Host paths every skill script sees read-only at the same path, added to the built-in layout (/usr, the /etc entries programs need): a program installed under /opt, extra fonts. Each must exist, be its real path, hold no secrets (home folders, .ssh, /etc/shadow, the server state, container sockets) and be writable by no one but its owner; a bad one stops the server with exit 2.',
+        ),
     })
     .prefault({})
     .describe('OS sandbox for skill scripts.'),

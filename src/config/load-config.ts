@@ -62,6 +62,7 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
     config.dependencies.dir = abs('dependencies', config.dependencies.dir);
   if (config.sandbox.profiles_dir !== undefined)
     config.sandbox.profiles_dir = abs('sandbox', config.sandbox.profiles_dir);
+  config.sandbox.read_only_paths = config.sandbox.read_only_paths.map((p) => abs('sandbox', p));
   return haveFile ? { config, file } : { config };
 }
 

@@ -4,6 +4,7 @@ import { quoteForDisplay as quoted } from '../escape-for-display.js';
 import type { CallResult } from './call-result.js';
 import type { LeftOut } from './collect-output.js';
 import type { Finished } from './execute-call.js';
+import { explainSandboxFailure, type RunGrants } from './explain-sandbox-failure.js';
 import { renderJson } from './parse-bounded-json.js';
 
 const TAIL = 2000;
@@ -42,6 +43,7 @@ export function describeRun(
   f: Finished,
   wallMs: number,
   skill = '',
+  grants?: RunGrants,
 ): CallResult {
   const { result, output } = f;
   const stdout = result.stdout.toString('utf8');
@@ -61,6 +63,7 @@ export function describeRun(
   if (stderr !== '' && status !== 'ok') parts.push(`stderr (last ${TAIL} chars):\n${tail(stderr)}`);
   const missing = status === 'error' ? findMissing(stderr) : undefined;
   if (missing !== undefined) parts.push(explainMissing(missing, skill));
+  if (status === 'error' && grants !== undefined) parts.push(...explainSandboxFailure(stderr, grants));
   if (output.artifacts.length > 0)
     parts.push(`Files: ${output.artifacts.map((a) => `${shownPath(a.path)} (${a.bytes} bytes)`).join(', ')}`);
   if (output.leftOut.total > 0) parts.push(leftOutLine(output.leftOut));

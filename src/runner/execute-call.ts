@@ -162,7 +162,13 @@ async function planLaunch(
     // Relative output paths land in the files folder, so they come back as files of the result.
     cwd: filesDir,
     env,
-    readOnlyPaths: skillEnv === undefined ? [copy] : [copy, skillEnv.dir],
+    // The operator's extra read-only paths (profile, then config) were checked when they were loaded.
+    readOnlyPaths: [
+      copy,
+      ...(skillEnv === undefined ? [] : [skillEnv.dir]),
+      ...profile.readOnlyPaths,
+      ...deps.config.sandbox.read_only_paths,
+    ],
     writablePaths: [outDir],
     ...(deps.config.workspace === undefined || call.skill.requests.workspace === 'none'
       ? {}

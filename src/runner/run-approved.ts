@@ -217,7 +217,11 @@ async function startAndRun(
     await new Promise((r) => setTimeout(r, 5));
   }
   return {
-    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name),
+    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name, {
+      network: launch.plan.network,
+      ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
+      ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
+    }),
     folders: launch.folders,
   };
 }

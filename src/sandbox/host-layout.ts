@@ -6,7 +6,7 @@ export interface HostLayout {
   symlinks: Array<[string, string]>;
   /** System folders bound read-only (`/usr` always; `/bin`, `/lib`… where /usr is not merged). */
   systemDirs: string[];
-  /** `/etc` entries every run gets (dynamic linker cache, alternatives, timezone, certificates). */
+  /** `/etc` entries every run gets (linker cache, alternatives, timezone, certificates, document tools' config). */
   etc: string[];
   /** `/etc` entries only a `network: full` run gets (resolver configuration). */
   etcNetwork: string[];
@@ -18,7 +18,28 @@ export interface HostLayout {
 export const HIDDEN_PROC_FILES = ['/proc/cmdline', '/proc/config.gz', '/proc/sys/kernel/random/boot_id'];
 
 const ROOT_LINKS = ['/bin', '/sbin', '/lib', '/lib64', '/lib32', '/libx32'];
-const ETC = ['/etc/ld.so.cache', '/etc/alternatives', '/etc/localtime', '/etc/ssl', '/etc/ca-certificates'];
+/**
+ * Mounted read-only when present. Each holds program configuration and no secrets: fontconfig (`/etc/fonts`),
+ * LibreOffice's registry (`/usr/lib/libreoffice/share/registry` links to `/etc/libreoffice/registry` on Debian),
+ * ImageMagick's policy, Ghostscript's font maps, libpaper's paper size (Ghostscript, poppler). Left out on purpose:
+ * `/etc/gitconfig` (it can name credential helpers and hold `http.extraHeader` tokens); an operator who wants it adds
+ * it as a read-only path.
+ */
+const ETC = [
+  '/etc/ld.so.cache',
+  '/etc/alternatives',
+  '/etc/localtime',
+  '/etc/ssl',
+  '/etc/ca-certificates',
+  '/etc/fonts',
+  '/etc/libreoffice',
+  '/etc/ImageMagick-6',
+  '/etc/ImageMagick-7',
+  '/etc/ghostscript',
+  '/etc/papersize',
+  '/etc/libpaper.d',
+  '/etc/mime.types',
+];
 const ETC_NETWORK = [
   '/etc/resolv.conf',
   '/etc/hosts',

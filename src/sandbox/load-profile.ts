@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { parseDocument } from 'yaml';
 import type * as z from 'zod';
 import { SkillsError } from '../errors.js';
+import { forbiddenMounts, readOnlyPathProblem } from './check-read-only-path.js';
 import { packageRoot } from '../package-root.js';
 import { PROFILE_NAME_RE, ProfileSchema, type Profile } from './profile-schema.js';
 
@@ -31,8 +32,9 @@ export function formatIssues(issues: readonly z.core.$ZodIssue[]): string[] {
 export function parseProfile(name: string, data: unknown, source = name): Profile {
   assertProfileName(name);
   const parsed = ProfileSchema.safeParse(data);
-  if (!parsed.success) {
-    const lines = formatIssues(parsed.error.issues);
+  const pathLines = parsed.success ? readOnlyPathLines(parsed.data.readOnlyPaths, 'readOnlyPaths') : [];
+  if (!parsed.success || pathLines.length > 0) {
+    const lines = parsed.success ? pathLines : formatIssues(parsed.error.issues);
     throw new SkillsError(
       'SANDBOX_PROFILE_INVALID',
       `sandbox profile ${source} is invalid:\n${lines.join('\n')}`,
@@ -42,6 +44,20 @@ export function parseProfile(name: string, data: unknown, source = name): Profil
     );
   }
   return { ...parsed.data, name };
+}
+
+/** `key.N: why` for each path that cannot be mounted read-only. */
+export function readOnlyPathLines(
+  paths: readonly string[],
+  key: string,
+  o: { home?: string; serverPaths?: readonly string[] } = {},
+): string[] {
+  if (paths.length === 0) return [];
+  const forbidden = forbiddenMounts(o);
+  return paths.flatMap((p, i) => {
+    const why = readOnlyPathProblem(p, forbidden);
+    return why === undefined ? [] : [`${key}.${i}: ${JSON.stringify(p)} ${why}`];
+  });
 }
 
 /** Loads and validates `<profilesDir>/<name>.yaml`. */

@@ -40,6 +40,13 @@ export const ProfileSchema = z
       .boolean()
       .default(true)
       .describe('When false, scripts cannot create processes (threads still work).'),
+    readOnlyPaths: z
+      .array(z.string().min(1).max(4096))
+      .max(64)
+      .default([])
+      .describe(
+        'Host paths every run of this profile sees read-only at the same path (a program installed outside /usr, a font folder). Each must exist, be its real path, hold no secrets and be writable by no one but its owner.',
+      ),
     env: z
       .object({
         allow: z

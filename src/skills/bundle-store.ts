@@ -17,9 +17,10 @@ export interface BundleCopy {
 export interface BundleStore {
   /**
    * The read-only copy of `skillDir` whose bundle hash is `sha256`, held for the caller until `release`. Made on
-   * first need off the event loop: copied into a temporary folder, the bytes written hashed, sealed read-only and
-   * renamed into place, so a copy is either complete and verified or not there. When the bytes do not hash to
-   * `sha256` (the folder changed after it was bound) nothing is kept and STALE_BINDING is thrown. Concurrent first
+   * first need off the event loop: copied into a temporary folder, the bytes written hashed, and renamed into
+   * place (owned by the server, mounted read-only into runs), so a copy is either complete and verified or not
+   * there. When the bytes do not hash to `sha256` (the folder changed after it was bound) nothing is kept and
+   * STALE_BINDING is thrown. Concurrent first
    * calls of one bundle share one copy; later calls reuse it, whatever the live folder holds by then.
    */
   materialize(skillDir: string, sha256: string): Promise<BundleCopy>;

@@ -11,8 +11,13 @@ import { removeSealedTree } from './remove-sealed-tree.js';
 const IN_FLIGHT = 8;
 
 const sha = (data: Uint8Array | string): string => createHash('sha256').update(data).digest('hex');
-/** Read-only bits of a file mode (execute bits kept, write bits dropped). */
-const readOnly = (mode: number) => mode & 0o555;
+/**
+ * A copied file keeps its mode, less group and other write. Read-only comes from who owns the copy (the server; the
+ * sandbox user is another uid when the server is root) and from the read-only mount, not from the mode bits: a
+ * script that copies one of its files (`shutil.copy` keeps the mode) can then write what it made. The copy's modes
+ * are what the bundle hash covers, so hashing the copy gives the approved hash until someone changes it.
+ */
+const copyMode = (mode: number) => mode & 0o755;
 
 const changed = () =>
   new SkillsError('STALE_BINDING', 'the skill folder changed after the call was approved', {
@@ -46,7 +51,8 @@ function foldersOf(tmp: string, files: readonly { path: string }[]): string[] {
 
 /**
  * Copies the files of `skillDir` that a bundle hash covers into `tmp` (with `IN_FLIGHT` files at a time, off the
- * event loop), checks that the bytes written hash to `sha256`, seals the copy read-only and renames it to `dir`.
+ * event loop), checks that the bytes written hash to `sha256`, and renames it to `dir`. The copy is owned by the server and never
+ * mounted writable; its files keep their modes (less group and other write), see {@link copyMode}.
  * A copy that does not verify, or fails half-way, is removed; one interrupted by a crash stays under its temporary
  * name, which is never looked up (prune removes it once its process is gone).
  */
@@ -63,7 +69,10 @@ export async function copyBundle(skillDir: string, sha256: string, tmp: string, 
       for (let i = next++; i < files.length; i = next++) {
         const f = files[i]!;
         const data = await readRegular(join(skillDir, f.path));
-        await writeFile(join(tmp, f.path), data, { mode: readOnly(f.mode) | 0o400, flag: 'wx' });
+        const target = join(tmp, f.path);
+        await writeFile(target, data, { mode: copyMode(f.mode), flag: 'wx' });
+        // The umask may have taken bits the mode asked for.
+        await chmod(target, copyMode(f.mode));
         entries[i] = { path: f.path, sha256: sha(data), mode: f.mode };
       }
     };
@@ -72,9 +81,9 @@ export async function copyBundle(skillDir: string, sha256: string, tmp: string, 
     const failed = outcomes.find((o) => o.status === 'rejected');
     if (failed !== undefined) throw failed.reason;
     if (sha(canonicalJson(entries)) !== sha256) throw changed();
-    // Deepest folders first, so each is still writable while its children are sealed.
-    for (const d of folders.reverse()) await chmod(d, 0o555);
-    await chmod(tmp, 0o555);
+    // Whatever the umask: folders the sandbox user can enter and list, and only the owner can change.
+    for (const d of folders) await chmod(d, 0o755);
+    await chmod(tmp, 0o755);
     try {
       await rename(tmp, dir);
     } catch (e) {

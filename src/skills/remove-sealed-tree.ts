@@ -1,7 +1,7 @@
 import { chmod, readdir, rm } from 'node:fs/promises';
 import { join } from 'node:path';
 
-/** Removes a bundle copy (or one being made): its folders are read-only once sealed, so they are opened first. */
+/** Removes a bundle copy (or one being made); folders made read-only (older copies) are opened first. */
 export async function removeSealedTree(path: string): Promise<void> {
   const open = async (p: string): Promise<void> => {
     try {

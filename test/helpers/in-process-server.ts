@@ -18,6 +18,8 @@ export interface InProcessOptions {
   audit?: AuditStore;
   /** The sandbox (a real one for this machine otherwise); disposed of by `close`. */
   sandbox?: Sandbox;
+  /** More configuration (a workspace, sandbox settings), as `skills-mcp.yaml` would hold it. */
+  config?: Record<string, unknown>;
 }
 
 export interface InProcessServer {
@@ -30,6 +32,7 @@ export interface InProcessServer {
 /** The runner and the MCP server in this process, for tests that need to reach into what they are given. */
 export function startInProcess(o: InProcessOptions): InProcessServer {
   const config = ConfigSchema.parse({
+    ...o.config,
     skills: o.skills,
     approval: { mode: 'allow', fallback: 'rules-only' },
   });

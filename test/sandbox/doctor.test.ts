@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,6 +51,20 @@ describe('skills-mcp doctor', () => {
     ]);
     expect(c.stderr()).toBe('');
   });
+
+  it('reports which programs skills call are installed and start inside the sandbox, with a fix for the others', async () => {
+    const c = io();
+    expect(await runDoctor(['--json'], c)).toBe(0);
+    const programs = (JSON.parse(c.stdout()) as { programs: Record<string, unknown>[] }).programs;
+    expect(programs.map((p) => p.name)).toEqual(['soffice', 'fc-list', 'gs', 'pdftoppm', 'git', 'convert']);
+    const byName = new Map(programs.map((p) => [p.name, p]));
+    expect(byName.get('git')).toMatchObject({ installed: true, path: '/usr/bin/git', runsInSandbox: true });
+    expect(byName.get('fc-list')).toMatchObject({ installed: true, runsInSandbox: true });
+    if (existsSync('/usr/bin/soffice'))
+      expect(byName.get('soffice')).toMatchObject({ path: '/usr/bin/soffice', runsInSandbox: true });
+    for (const p of programs)
+      if (p.runsInSandbox !== true) expect(p.fix).toMatch(/read_only_paths|apt-get install/);
+  }, 60_000);
 
   it('prints a readable report', async () => {
     const c = io();

@@ -32,6 +32,7 @@ const ALL = [
   '/usr/bin/setpriv',
   '/usr/bin/python3',
   '/usr/bin/chromium',
+  '/usr/bin/soffice',
   '/usr/bin/script',
   '/usr/bin/strace',
   '/usr/lib/postgresql/15/bin/pg_ctl',
@@ -41,6 +42,9 @@ const ALL = [
 const PROVIDES: Record<string, string[]> = {
   bubblewrap: ['/usr/bin/bwrap'],
   chromium: ['/usr/bin/chromium'],
+  'libreoffice-writer-nogui': ['/usr/bin/soffice'],
+  'libreoffice-writer': ['/usr/bin/soffice'],
+  'libreoffice-fresh': ['/usr/bin/soffice'],
   python3: ['/usr/bin/python3'],
   python: ['/usr/bin/python3'],
   bsdutils: ['/usr/bin/script'],
@@ -131,7 +135,13 @@ describe('set-up step (scripts/setup.mjs)', () => {
   });
 
   it.runIf(isRoot)('as root, installs what is missing with apt-get, logging it, and checks again', () => {
-    const present = ['/usr/bin/python3', '/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace'];
+    const present = [
+      '/usr/bin/python3',
+      '/usr/bin/setpriv',
+      '/usr/bin/script',
+      '/usr/bin/strace',
+      '/usr/bin/soffice',
+    ];
     const f = fake([...present, '/usr/sbin/haproxy'], {
       managers: ['apt-get', 'dnf'],
     });
@@ -166,9 +176,12 @@ describe('set-up step (scripts/setup.mjs)', () => {
       apk: 'apk add bubblewrap python3 chromium postgresql',
     };
     for (const [m, line] of Object.entries(expected)) {
-      const f = fake(['/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace', '/usr/sbin/haproxy'], {
-        managers: [m],
-      });
+      const f = fake(
+        ['/usr/bin/setpriv', '/usr/bin/script', '/usr/bin/strace', '/usr/bin/soffice', '/usr/sbin/haproxy'],
+        {
+          managers: [m],
+        },
+      );
       const r = setup(f, 'test', 'self');
       expect(f.calls(), r.stderr).toEqual([`${line} DEBIAN_FRONTEND=noninteractive uid=0`]);
       expect(r.code).toBe(0);
@@ -180,6 +193,7 @@ describe('set-up step (scripts/setup.mjs)', () => {
       [
         '/usr/bin/python3',
         '/usr/bin/chromium',
+        '/usr/bin/soffice',
         '/usr/bin/script',
         '/usr/bin/strace',
         '/usr/lib/postgresql/15/bin/pg_ctl',
@@ -208,7 +222,7 @@ describe('set-up step (scripts/setup.mjs)', () => {
     expect(f.calls()).toEqual(['sudo -n true']);
     const lines = r.stderr.trim().split('\n');
     expect(lines).toEqual([
-      'skills-mcp setup: 7 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
+      'skills-mcp setup: 8 system prerequisite(s) missing; not root and `sudo -n` is not allowed, so nothing was installed:',
       expect.stringMatching(
         /^skills-mcp setup: {3}missing bubblewrap \(\/usr\/bin\/bwrap\), .*: run {2}sudo apt-get install -y bubblewrap$/,
       ),
@@ -217,6 +231,9 @@ describe('set-up step (scripts/setup.mjs)', () => {
       ),
       expect.stringMatching(
         /^skills-mcp setup: {3}missing chromium .*: run {2}sudo apt-get install -y chromium$/,
+      ),
+      expect.stringMatching(
+        /^skills-mcp setup: {3}missing libreoffice .*: run {2}sudo apt-get install -y libreoffice-writer-nogui$/,
       ),
       expect.stringMatching(
         /^skills-mcp setup: {3}missing strace .*: run {2}sudo apt-get install -y strace$/,
@@ -230,14 +247,17 @@ describe('set-up step (scripts/setup.mjs)', () => {
       expect.stringMatching(
         /^skills-mcp setup: {3}missing haproxy \(\/usr\/sbin\/haproxy\), .*: run {2}sudo apt-get install -y haproxy$/,
       ),
-      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium strace bsdutils postgresql haproxy',
+      'skills-mcp setup: all at once: sudo apt-get update && sudo apt-get install -y bubblewrap python3 chromium libreoffice-writer-nogui strace bsdutils postgresql haproxy',
     ]);
   });
 
   it('as an ordinary user on a system without sudo, tells them to install as root, never through sudo', () => {
-    const f = fake(['/usr/bin/python3', '/usr/bin/script', '/usr/bin/pg_ctl', '/usr/sbin/haproxy'], {
-      managers: ['apt-get'],
-    });
+    const f = fake(
+      ['/usr/bin/python3', '/usr/bin/script', '/usr/bin/soffice', '/usr/bin/pg_ctl', '/usr/sbin/haproxy'],
+      {
+        managers: ['apt-get'],
+      },
+    );
     const r = setup(f, 'test', 'user');
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');

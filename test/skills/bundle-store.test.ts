@@ -56,7 +56,7 @@ const contents = (dir: string) => hashBundle(dir).entries.map(({ path, sha256 })
 const names = (root: string) => readdirSync(root).sort();
 
 describe('bundle store: verified, read-only copies', () => {
-  it('copies exactly the hashed files, sealed read-only, and reuses the copy', async () => {
+  it('copies exactly the hashed files with their modes, less group and other write, and reuses the copy', async () => {
     const { skill, root } = setup();
     const { sha256 } = hashBundle(skill);
     const store = createBundleStore(root);
@@ -64,10 +64,15 @@ describe('bundle store: verified, read-only copies', () => {
     expect(first.dir).toBe(join(root, sha256));
     expect(first.copiedMs).toBeGreaterThanOrEqual(0);
     expect(contents(first.dir)).toEqual(contents(skill));
+    // Read-only comes from the owner (the server) and the read-only mount, not from 0444: a script copying one of
+    // these files gets a file it can write.
     for (const d of [first.dir, join(first.dir, 'scripts'), join(first.dir, 'scripts', 'lib')])
-      expect(statSync(d).mode & 0o777).toBe(0o555);
-    expect(statSync(join(first.dir, 'scripts', 'main.py')).mode & 0o777).toBe(0o555);
-    expect(statSync(join(first.dir, 'SKILL.md')).mode & 0o222).toBe(0);
+      expect(statSync(d).mode & 0o777).toBe(0o755);
+    expect(statSync(join(first.dir, 'scripts', 'main.py')).mode & 0o777).toBe(
+      statSync(join(skill, 'scripts', 'main.py')).mode & 0o755,
+    );
+    expect(statSync(join(first.dir, 'SKILL.md')).mode & 0o777).toBe(0o644);
+    expect(statSync(join(first.dir, 'SKILL.md')).uid).toBe(process.getuid?.());
     // The live folder changes: the copy made for the approved hash is what the next call gets.
     writeFileSync(join(skill, 'scripts', 'main.py'), 'print("v2")\n');
     const again = await store.materialize(skill, sha256);
@@ -75,6 +80,16 @@ describe('bundle store: verified, read-only copies', () => {
     expect(readFileSync(join(again.dir, 'scripts', 'main.py'), 'utf8')).toBe('print("v1")\n');
     first.release();
     again.release();
+  });
+
+  it('hashes to the approved bundle hash, and to another once the copy is changed on disk', async () => {
+    const { skill, root } = setup();
+    const { sha256 } = hashBundle(skill);
+    const copy = await createBundleStore(root).materialize(skill, sha256);
+    expect(hashBundle(copy.dir).sha256).toBe(sha256);
+    writeFileSync(join(copy.dir, 'SKILL.md'), 'changed\n');
+    expect(hashBundle(copy.dir).sha256).not.toBe(sha256);
+    copy.release();
   });
 
   it('makes one copy for concurrent first calls of the same bundle', async () => {
