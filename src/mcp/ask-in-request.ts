@@ -1,4 +1,4 @@
-import { inputRequired, type ElicitResult, type ServerContext } from '@modelcontextprotocol/server';
+import type { ElicitResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalAnswer } from '../gate/index.js';
 import { refused, type CallResult } from '../runner/call-result.js';
 import type { CallRequest } from '../runner/prepare-call.js';
@@ -30,6 +30,8 @@ const toAnswer = (r: ElicitResult): ApprovalAnswer =>
 export async function askInRequest(
   runner: Runner,
   asked: Asked,
+  /** The `elicitation/create` params, in the session's revision. */
+  params: { message: string; requestedSchema: unknown; mode?: 'form' },
   req: CallRequest,
   cctx: CallContext,
   ctx: ServerContext,
@@ -51,10 +53,6 @@ export async function askInRequest(
       : setInterval(() => void cctx.progress?.(0, waiting), waitHeartbeatMs(timeoutMs));
   heartbeat?.unref();
   try {
-    const { params } = inputRequired.elicit({
-      message: asked.form.message,
-      requestedSchema: asked.form.requestedSchema,
-    }) as { params: Record<string, unknown> };
     const answered = ctx.mcpReq
       .send(
         { method: 'elicitation/create', params },

@@ -8,7 +8,6 @@ import type { SessionInfo } from '../runner/session.js';
 import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import type { Skill } from '../skills/types.js';
 import type { GateBridge } from './gated-call.js';
-import { fitElicitationToRevision } from './form-revision.js';
 import { serverInstructions } from './instructions.js';
 import { serveSkillPrompts, type SkillPrompts } from './prompts/skill-prompts.js';
 import { requestStateKey } from './request-state-key.js';
@@ -108,7 +107,6 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
         inputRequired: { roundTimeoutMs: timeoutMs + 5_000 },
       },
     );
-    fitElicitationToRevision(server);
     const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
     return { server, bridge };
   };

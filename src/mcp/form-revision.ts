@@ -13,20 +13,3 @@ function protocolVersionOf(server: McpServer, ctx: ServerContext): string | unde
 export function sessionFormRevision(server: McpServer, ctx: ServerContext): FormRevision {
   return formRevision(protocolVersionOf(server, ctx));
 }
-
-/**
- * The SDK's legacy shim sends every form as `elicitation/create` with `mode: "form"`, a field 2025-06-18 does not
- * have: on a session of that revision (or earlier) it is taken out on the way to the client, so the request holds
- * only that revision's fields. Everything else passes as it is.
- */
-export function fitElicitationToRevision(server: McpServer): void {
-  const inner = server.server;
-  const request = inner.request.bind(inner);
-  inner.request = ((req: { method: string; params?: Record<string, unknown> }, ...rest: unknown[]) => {
-    const revision = formRevision(inner.getNegotiatedProtocolVersion());
-    if (req.method !== 'elicitation/create' || revision !== '2025-06-18' || req.params?.mode !== 'form')
-      return (request as (...a: unknown[]) => unknown)(req, ...rest);
-    const { mode: _mode, ...params } = req.params;
-    return (request as (...a: unknown[]) => unknown)({ ...req, params }, ...rest);
-  }) as typeof inner.request;
-}

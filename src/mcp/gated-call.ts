@@ -165,10 +165,17 @@ export async function gatedCall(
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
-    const requestedSchema = approvalSchema(sessionFormRevision(b.server, ctx));
+    const revision = sessionFormRevision(b.server, ctx);
+    const requestedSchema = approvalSchema(revision);
     if (isLegacyRequest(ctx)) {
-      const asked = { ...begun, form: { ...begun.form, requestedSchema } };
-      const r = await askInRequest(deps.runner, asked, req, cctx, ctx, deps.config.approval.timeout_ms);
+      // 2025-06-18 has no `mode`; 2025-11-25 reads it (a form, as without it).
+      const params = {
+        message: begun.form.message,
+        requestedSchema,
+        ...(revision === '2025-06-18' ? {} : { mode: 'form' as const }),
+      };
+      const timeoutMs = deps.config.approval.timeout_ms;
+      const r = await askInRequest(deps.runner, begun, params, req, cctx, ctx, timeoutMs);
       return embedSmallArtifacts(toToolResult(r), r);
     }
     return inputRequired({
