@@ -20,6 +20,7 @@ function finished(written: string[], refused: string[]): Finished {
         digests: new Map(written.map((p) => [p, { sha256: '0'.repeat(64), bytes: 0 }])),
         deleted: [],
         refused: refused.map((path) => ({ path, reason: 'path too long' })),
+        applied: true,
       },
       evidence: {
         requested: 'required',
