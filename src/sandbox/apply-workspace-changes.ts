@@ -6,7 +6,6 @@ import { MAX_WORKSPACE_BYTES, MAX_WORKSPACE_FILES } from './copy-workspace.js';
 import { at, closeHeld, isName, lookAt, openFolderAt, openFolderPath, openHeld, type Held } from './fd-at.js';
 import { neverApplied } from './never-applied.js';
 import type { ApplyRefusal } from './serve-workspace-worker.js';
-import { spawnWorkspaceWorker, workerIdentity } from './spawn-workspace-worker.js';
 
 /** What a run changed in the workspace, as applied to the host. Paths are POSIX, relative to the workspace. */
 export interface WorkspaceChanges {
@@ -212,8 +211,9 @@ export interface ApplyOptions {
  * are 0644); on a root server, files keep their owner and new ones take their folder's. Never changes the server's
  * own paths (`protect`: skills folders, audit log, sandbox profiles) when they lie in the workspace: a run could
  * otherwise rewrite the code of the next one, or the record of its own. Runs after every process of the run has
- * exited. The host side is done by a worker with the workspace owner's identity, fd-relative from the workspace
- * folder (`serve-workspace-worker.ts`); this side only reads the copy, through fds.
+ * exited. The host side is done by the worker that made the copy, with the workspace owner's identity, fd-relative
+ * from the workspace folder as it was copied (`serve-workspace-worker.ts`); this side only reads the copy, through
+ * fds. Ends the worker.
  */
 export async function applyWorkspaceChanges(
   ws: WorkspaceCopy,
@@ -261,14 +261,10 @@ export async function applyWorkspaceChanges(
   };
   if (!apply || accepted.length === 0) {
     for (const a of accepted) done(a.c, a.content);
+    await ws.worker.done();
     return result;
   }
-  const rootFolder = openFolderPath(ws.root);
-  if (rootFolder === undefined) throw new Error('the workspace is no longer a folder reached without links');
-  const worker = spawnWorkspaceWorker(
-    rootFolder.fd,
-    workerIdentity(Number(rootFolder.st.uid), process.getuid?.() ?? 0),
-  );
+  const { worker } = ws;
   try {
     for (const { c, content } of accepted) {
       const before = ws.files.get(c.rel);
@@ -293,12 +289,8 @@ export async function applyWorkspaceChanges(
       }
     }
     await worker.send({ op: 'end' });
-    await worker.done();
-  } catch (err) {
-    await worker.done().catch(() => undefined);
-    throw err;
   } finally {
-    closeHeld(rootFolder);
+    await worker.done();
   }
   return result;
 }

@@ -171,6 +171,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
             });
           });
       } finally {
+        await ws?.worker.done().catch((err: unknown) => o.log.warn({ err }, 'the workspace worker failed'));
         // A folder a live process can still swap for a link is never walked: it is left behind instead.
         if (ws !== undefined && r?.ended !== false)
           await removeTree(ws.dir).catch((err: unknown) =>

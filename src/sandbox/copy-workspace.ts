@@ -18,7 +18,7 @@ import { SkillsError } from '../errors.js';
 import { closeHeld, isName, openFolderPath } from './fd-at.js';
 import { folderIdOf, type FolderId } from './output-folder.js';
 import { removeTree } from './remove-tree.js';
-import { spawnWorkspaceWorker, workerIdentity } from './spawn-workspace-worker.js';
+import { spawnWorkspaceWorker, workerIdentity, type WorkspaceWorker } from './spawn-workspace-worker.js';
 
 /**
  * A run that may write to the workspace works on a private copy of it, bound at the workspace's path inside; the
@@ -46,6 +46,11 @@ export interface WorkspaceCopy {
   links: Map<string, string>;
   /** Paths left out because the sandbox user could not read them on the host: never changed by a run. */
   leftOut: Set<string>;
+  /**
+   * The worker that made the copy, kept for the apply (one process per run, on the workspace folder as it was
+   * copied). Whoever holds the copy ends it (`worker.done()`), applied or not.
+   */
+  worker: WorkspaceWorker;
 }
 
 /** A copied file: who it was on the host, and who its copy was, to tell what changed on either side. */
@@ -196,7 +201,6 @@ export async function copyWorkspace(
         });
       } else throw bad('an unknown record');
     }
-    await worker.done();
     for (const [p, mode] of modes.reverse()) chmodSync(p, mode);
     if (git) mkdirSync(join(dir, '.git'));
     own(dir);
@@ -207,6 +211,7 @@ export async function copyWorkspace(
       files,
       links,
       leftOut,
+      worker,
       ...(git ? { git: join(root, '.git') } : {}),
     };
   } catch (err) {

@@ -224,7 +224,10 @@ function applyOne(c: ChangeRequest, body: Buffer): ApplyRefusal | undefined {
   }
 }
 
-/** Serves one request stream: a `copy` request, or changes to apply (each answered in turn) until `end`. */
+/**
+ * Serves one request stream: a `copy` request and then, once the run is over, the changes to apply (each answered in
+ * turn) until `end` or the end of its input.
+ */
 export async function serveWorkspaceWorker(input: Readable, output: Writable): Promise<void> {
   // Waits only when the pipe is full: the server reads as fast as it writes its copy.
   const send = async (header: Record<string, unknown>, body?: Buffer) => {
@@ -237,7 +240,11 @@ export async function serveWorkspaceWorker(input: Readable, output: Writable): P
     frames.push(...reader.push(chunk as Buffer));
     while (frames.length > 0) {
       const { header, body } = frames.shift()!;
-      if (header.op === 'copy') return copyOut(header as unknown as CopyRequest, send).then(flushed);
+      if (header.op === 'copy') {
+        await copyOut(header as unknown as CopyRequest, send);
+        await flushed();
+        continue;
+      }
       if (header.op === 'end') return;
       const c = header as unknown as ChangeRequest;
       let why: ApplyRefusal | undefined;

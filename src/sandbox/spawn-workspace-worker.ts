@@ -10,7 +10,7 @@ export interface WorkspaceWorker {
   send(header: Record<string, unknown>, body?: Buffer): Promise<void>;
   /** The next frame it sent; undefined once it ended (check `done()`). */
   next(): Promise<Frame | undefined>;
-  /** Ends it (stdin closed, then SIGKILL by pid past a grace period); rejects if it failed. */
+  /** Ends it (stdin closed, then SIGKILL by pid past a grace period); rejects if it failed. Idempotent. */
   done(): Promise<void>;
 }
 
@@ -81,6 +81,7 @@ export function spawnWorkspaceWorker(
   let waiting: ((f: Frame | undefined) => void) | undefined;
   let ended = false;
   let broken: Error | undefined;
+  let ending: Promise<void> | undefined;
   const wake = () => {
     if (waiting === undefined) return;
     const f = queue.shift();
@@ -120,17 +121,22 @@ export function spawnWorkspaceWorker(
         waiting = resolve;
       });
     },
-    async done() {
-      child.stdin.end();
-      const timer = setTimeout(() => child.kill('SIGKILL'), GRACE_MS);
-      const r = await exited;
-      clearTimeout(timer);
-      if (broken !== undefined) throw failed('the workspace worker sent a malformed record', broken);
-      if (r.error !== undefined) throw failed('could not start the workspace worker', r.error);
-      if (r.code !== 0 || reader.pending() > 0)
-        throw failed(
-          `the workspace worker failed (exit ${r.code ?? 'signal'}): ${stderr.trim().slice(0, 500)}`,
-        );
+    done() {
+      ending ??= end();
+      return ending;
     },
   };
+
+  async function end(): Promise<void> {
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), GRACE_MS);
+    const r = await exited;
+    clearTimeout(timer);
+    if (broken !== undefined) throw failed('the workspace worker sent a malformed record', broken);
+    if (r.error !== undefined) throw failed('could not start the workspace worker', r.error);
+    if (r.code !== 0 || reader.pending() > 0)
+      throw failed(
+        `the workspace worker failed (exit ${r.code ?? 'signal'}): ${stderr.trim().slice(0, 500)}`,
+      );
+  }
 }

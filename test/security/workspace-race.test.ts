@@ -162,6 +162,7 @@ async function trials(race: Race, count: number) {
       t.deleted += r.deleted.length;
       t.refused += r.refused.length;
     } finally {
+      await copy.worker.done().catch(() => undefined);
       await removeTree(copy.dir);
     }
   }
