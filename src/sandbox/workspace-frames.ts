@@ -36,19 +36,24 @@ export function createFrameReader(limits: FrameLimits) {
     if (chunks.length > 1) chunks = [Buffer.concat(chunks)];
     return chunks[0] ?? Buffer.alloc(0);
   };
+  // Bytes the frame being received needs in all, once its prefix is known: chunks are joined only then, so a large
+  // body arriving in many chunks is copied once, not once per chunk.
+  let need = 8;
   return {
     push(chunk: Buffer): Frame[] {
       chunks.push(chunk);
       buffered += chunk.length;
       const out: Frame[] = [];
       for (;;) {
-        if (buffered < 8) return out;
+        if (buffered < need) return out;
         const p = peek();
         const hLen = p.readUInt32BE(0);
         const bLen = p.readUInt32BE(4);
         if (hLen === 0 || hLen > limits.maxHeaderBytes) throw new Error('frame header out of bounds');
         if (bLen > limits.maxBodyBytes) throw new Error('frame body out of bounds');
-        if (buffered < 8 + hLen + bLen) return out;
+        need = 8 + hLen + bLen;
+        if (buffered < need) return out;
+        need = 8;
         take(8);
         const parsed: unknown = JSON.parse(take(hLen).toString('utf8'));
         if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
