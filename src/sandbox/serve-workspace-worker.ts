@@ -4,6 +4,7 @@ import {
   constants,
   fchmodSync,
   fchownSync,
+  fstatSync,
   linkSync,
   mkdirSync,
   openSync,
@@ -51,6 +52,8 @@ export interface ChangeRequest {
 export type ApplyRefusal = 'changed' | 'parent' | 'error';
 
 const ROOT_FD = 3;
+/** The workspace folder the server opened and handed over (never closed here). */
+const rootFolder = (): Held => ({ fd: ROOT_FD, st: fstatSync(ROOT_FD, { bigint: true }) });
 
 const closeQuietly = (h: Held | undefined) => {
   try {
@@ -92,7 +95,9 @@ async function copyOut(req: CopyRequest, send: (h: Record<string, unknown>, b?: 
       if (!isName(name)) continue;
       const r = rel === '' ? name : `${rel}/${name}`;
       if (name === '.git') {
-        if (rel === '' && lookAt(dir.fd, name)?.st.isDirectory() === true) await send({ t: 'git' });
+        const git = rel === '' ? lookAt(dir.fd, name) : undefined;
+        closeQuietly(git);
+        if (git?.st.isDirectory() === true) await send({ t: 'git' });
         continue;
       }
       if (hidden.has(r)) {
@@ -136,13 +141,13 @@ async function copyOut(req: CopyRequest, send: (h: Record<string, unknown>, b?: 
     }
     return true;
   };
-  const root = { fd: ROOT_FD, st: lookAt(ROOT_FD, '.')!.st };
+  const root = rootFolder();
   if (await walk(root, '', 0)) await send({ t: 'end' });
 }
 
 /** Opens (making when `create`) the parent folders of `rel` below the root, never through a link. */
 function openParent(parts: string[], create: boolean): Held | undefined {
-  let cur: Held | undefined = { fd: ROOT_FD, st: lookAt(ROOT_FD, '.')!.st };
+  let cur: Held = rootFolder();
   const opened: Held[] = [];
   try {
     for (const part of parts) {

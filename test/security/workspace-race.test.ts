@@ -33,6 +33,8 @@ interface Race {
   token: string;
   /** Puts `del.txt` back in the real `sub/` folder (through an fd opened before the race: never through a link). */
   restore(): void;
+  /** Throws unless the swapper has been swapping all along. */
+  stillRacing(): void;
   /** Files in the canary folder written, rewritten or deleted since it was planted. */
   damage(): Promise<number>;
 }
@@ -102,7 +104,10 @@ async function raceWorkspace(ctx: CaseContext, ownWorkspace: boolean): Promise<R
     [join(att, 'file.txt'), join(att, 'flink')],
   ]);
   ctx.defer(() => swapper.stop());
-  return { ws, token, restore, damage };
+  const stillRacing = () => {
+    if (!swapper.running()) throw new Error('the swapper stopped before the trials ended');
+  };
+  return { ws, token, restore, stillRacing, damage };
 }
 
 /** Any file of the copy holding the canary token (read through a link the copy followed). */
@@ -206,12 +211,13 @@ describe('filesystem: copy-in and apply-back raced by a local user', () => {
       category: 'filesystem',
       title:
         'swap a workspace folder and file with links outside (RENAME_EXCHANGE loop) during copy-in and apply-back',
-      timeoutMs: 400_000,
+      timeoutMs: 900_000,
     },
     async (ctx) => {
       const race = await raceWorkspace(ctx, false);
       const e2e = await endToEnd(ctx, race);
       const t = await trials(race, 200);
+      race.stillRacing();
       const note = `3 sandboxed runs (${e2e} refused), 200 trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
       const damaged = await race.damage();
       if (t.leaks + damaged > 0)
@@ -229,12 +235,13 @@ describe('filesystem: copy-in and apply-back raced by a local user', () => {
       id: 'fs-workspace-swap-race-owner',
       category: 'filesystem',
       title: 'the same race in a workspace that belongs to the swapping user',
-      timeoutMs: 200_000,
+      timeoutMs: 300_000,
     },
     async (ctx) => {
       const race = await raceWorkspace(ctx, true);
       const e2e = await endToEnd(ctx, race);
       const t = await trials(race, 60);
+      race.stillRacing();
       const note = `3 sandboxed runs (${e2e} refused), 60 trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
       const damaged = await race.damage();
       if (t.leaks + damaged > 0)

@@ -16,15 +16,17 @@ export const SWAPPER_ID =
 
 export interface Swapper {
   pid: number;
+  /** Still swapping (it has not stopped itself or been stopped). */
+  running(): boolean;
   /** Stops it (SIGKILL by pid) and waits for its exit; the number of rounds it reported, when it did. */
   stop(): Promise<void>;
 }
 
 /**
  * Starts swapping each pair of paths with RENAME_EXCHANGE in a loop; resolves once it is looping. It stops itself
- * after `seconds`; `stop()` kills it by pid.
+ * after `seconds` (longer than any case runs); `stop()` kills it by pid.
  */
-export async function startSwapper(pairs: Array<[string, string]>, seconds = 40): Promise<Swapper> {
+export async function startSwapper(pairs: Array<[string, string]>, seconds = 900): Promise<Swapper> {
   const args = [PYTHON, SWAPPER, String(seconds), '100000000', ...pairs.flat()];
   const child: ChildProcess =
     process.getuid?.() === 0
@@ -50,6 +52,7 @@ export async function startSwapper(pairs: Array<[string, string]>, seconds = 40)
   const pid = child.pid!;
   return {
     pid,
+    running: () => child.exitCode === null && child.signalCode === null,
     async stop() {
       if (child.exitCode === null && child.signalCode === null) process.kill(pid, 'SIGKILL');
       await exited;
