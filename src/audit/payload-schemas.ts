@@ -261,6 +261,12 @@ export const WorkspaceChangesSchema = z.strictObject({
     .describe('Files the run created or rewrote in the workspace'),
   deleted: z.array(WorkspacePathSchema).max(20_000).describe('Files the run deleted from the workspace'),
   refused: z.int().min(0).describe('Changes not applied (protected, conflicting or not regular files)'),
+  applied: z
+    .boolean()
+    .optional()
+    .describe(
+      'False: the run failed and nothing was applied; written and deleted are what it would have changed',
+    ),
 });
 
 export const ToolCallFinishedPayloadSchema = z.strictObject({

@@ -198,6 +198,12 @@ export const ConfigSchema = z.strictObject({
         .min(0)
         .default(10_000)
         .describe('How long a run waits for room under those caps before it is refused (RUNS_BUSY).'),
+      apply_failed_workspace_changes: z
+        .boolean()
+        .default(false)
+        .describe(
+          "Apply the workspace changes of a run that failed (non-zero exit, signal, timeout, out of memory, cancelled). Off: nothing is applied, the result lists what would have changed and the written files are kept among the call's files (workspace-changes/).",
+        ),
       max_call_bytes: z
         .number()
         .int()

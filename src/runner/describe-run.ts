@@ -6,6 +6,7 @@ import type { LeftOut } from './collect-output.js';
 import type { Finished } from './execute-call.js';
 import { explainSandboxFailure, type RunGrants } from './explain-sandbox-failure.js';
 import { renderJson } from './parse-bounded-json.js';
+import { UNAPPLIED_FOLDER } from '../sandbox/keep-unapplied.js';
 
 const TAIL = 2000;
 
@@ -69,9 +70,13 @@ export function describeRun(
   if (output.leftOut.total > 0) parts.push(leftOutLine(output.leftOut));
   const ws = result.workspace;
   const names = (xs: string[]) => listed(xs, quoted);
-  if (ws !== undefined && ws.written.length + ws.deleted.length > 0)
+  if (ws !== undefined && ws.applied && ws.written.length + ws.deleted.length > 0)
     parts.push(
       `Workspace: wrote ${names(ws.written) || 'nothing'}; deleted ${names(ws.deleted) || 'nothing'}`,
+    );
+  if (ws !== undefined && !ws.applied && ws.written.length + ws.deleted.length > 0)
+    parts.push(
+      `Workspace: the run failed, so none of its changes were applied. It would have written ${names(ws.written) || 'nothing'}; deleted ${names(ws.deleted) || 'nothing'}. What it wrote is among the call's files, under ${UNAPPLIED_FOLDER}/.`,
     );
   if (ws !== undefined && ws.refused.length > 0)
     parts.push(

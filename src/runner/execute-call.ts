@@ -177,6 +177,8 @@ async function planLaunch(
             path: deps.config.workspace,
             write: workspaceWrite,
             protect: [...deps.config.skills, deps.runsDir, ...deps.serverPaths],
+            applyFailed: deps.config.runs.apply_failed_workspace_changes,
+            keepIn: filesDir,
             ...(deps.privatePaths === undefined || deps.privatePaths.length === 0
               ? {}
               : { hide: deps.privatePaths, emptyDir: emptyFolder(deps.runsDir) }),

@@ -258,5 +258,6 @@ function workspaceRecord(ws: WorkspaceChanges) {
     written: [...ws.digests].map(([p, d]) => ({ ...recordedPath(p), sha256: d.sha256, bytes: d.bytes })),
     deleted: ws.deleted.map(recordedPath),
     refused: ws.refused.length,
+    ...(ws.applied ? {} : { applied: false }),
   };
 }

@@ -1,21 +1,11 @@
-import { createHash, randomBytes } from 'node:crypto';
-import { constants } from 'node:fs';
-import {
-  chown,
-  lstat,
-  mkdir,
-  open,
-  readdir,
-  readlink,
-  rename,
-  unlink,
-  type FileHandle,
-} from 'node:fs/promises';
-import { realpathSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { readdirSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import type { CopiedFile, WorkspaceCopy } from './copy-workspace.js';
 import { MAX_WORKSPACE_BYTES, MAX_WORKSPACE_FILES } from './copy-workspace.js';
+import { at, closeHeld, isName, lookAt, openFolderAt, openFolderPath, openHeld, type Held } from './fd-at.js';
 import { neverApplied } from './never-applied.js';
+import type { ApplyRefusal } from './serve-workspace-worker.js';
 
 /** What a run changed in the workspace, as applied to the host. Paths are POSIX, relative to the workspace. */
 export interface WorkspaceChanges {
@@ -26,6 +16,11 @@ export interface WorkspaceChanges {
   deleted: string[];
   /** Changes left out, and why (a symlink, `.git`, a host-interpreted file, a conflict…). */
   refused: Array<{ path: string; reason: string }>;
+  /**
+   * False when the run failed and nothing was applied: `written` and `deleted` are then what would have changed
+   * (and the written files are kept as the call's files).
+   */
+  applied: boolean;
 }
 
 type Change = { kind: 'write'; rel: string } | { kind: 'delete'; rel: string };
@@ -42,54 +37,89 @@ const executable = (f: CopiedFile): string | undefined =>
     ? undefined
     : 'executable on the host (a hook or program the host may run): never rewritten';
 
-/** What the script changed in its copy: the walk never follows a link and stops at the copy's limits. */
-async function diffCopy(ws: WorkspaceCopy, refused: WorkspaceChanges['refused']): Promise<Change[]> {
+const namesOf = (dir: Held): string[] => {
+  const raw = readdirSync(`/proc/self/fd/${dir.fd}`, { encoding: 'buffer' });
+  return raw
+    .map((b) => b.toString('utf8'))
+    .filter((n, i) => Buffer.from(n).equals(raw[i]!) && isName(n))
+    .sort();
+};
+
+/** The copy's folder, opened through real folders only and checked to be the one the copy made. */
+function openCopy(ws: WorkspaceCopy): Held {
+  const top = openFolderPath(ws.dir);
+  if (top === undefined || top.st.dev !== BigInt(ws.dirId.dev) || top.st.ino !== BigInt(ws.dirId.ino)) {
+    closeHeld(top);
+    throw new Error('the workspace copy was replaced');
+  }
+  return top;
+}
+
+/**
+ * What the script changed in its copy. The copy is hostile (the sandbox user made it, and other processes of that
+ * user may still change it): the walk goes through folder fds, never follows a link, and stops at the copy's limits.
+ */
+function diffCopy(ws: WorkspaceCopy, refused: WorkspaceChanges['refused']): Change[] {
   const changes: Change[] = [];
   const seen = new Set<string>();
   let entries = 0;
-  const walk = async (dir: string, rel: string, depth: number): Promise<void> => {
-    for (const name of (await readdir(dir)).sort()) {
+  const walk = (dir: Held, rel: string, depth: number): void => {
+    for (const name of namesOf(dir)) {
       const r = rel === '' ? name : `${rel}/${name}`;
       if (++entries > MAX_WORKSPACE_FILES * 2 || depth > MAX_DEPTH) {
         refused.push({ path: r, reason: 'past the limits of a workspace copy' });
         return;
       }
-      // A script can nest folders past PATH_MAX by changing into each one it makes.
-      if (
-        Buffer.byteLength(join(ws.root, r)) > MAX_PATH_BYTES ||
-        Buffer.byteLength(join(dir, name)) > MAX_PATH_BYTES
-      ) {
+      if (Buffer.byteLength(r) > MAX_PATH_BYTES) {
         refused.push({ path: r, reason: 'path too long' });
         continue;
       }
-      const st = await lstat(join(dir, name), { bigint: true });
-      // The read-only mount point of the real .git, still empty.
-      if (
-        r === '.git' &&
-        ws.git !== undefined &&
-        st.isDirectory() &&
-        (await readdir(join(dir, name))).length === 0
-      )
-        continue;
-      const before = ws.files.get(r);
-      if (st.isFile()) seen.add(r);
-      if (st.isDirectory()) {
-        await walk(join(dir, name), r, depth + 1);
-      } else if (!st.isFile()) {
-        const copied = st.isSymbolicLink() && ws.links.get(r) === (await readlink(join(dir, name)));
-        if (!copied) refused.push({ path: r, reason: 'not a regular file' });
-      } else if (
-        before?.copy.ino !== st.ino ||
-        before.copy.timeNs !== st.ctimeNs ||
-        before.copy.size !== st.size
-      ) {
-        const why = neverApplied(r) ?? (before !== undefined ? executable(before) : undefined);
-        if (why === undefined) changes.push({ kind: 'write', rel: r });
-        else refused.push({ path: r, reason: why });
+      const l = lookAt(dir.fd, name);
+      if (l === undefined) continue;
+      try {
+        const st = l.st;
+        // The read-only mount point of the real .git, still empty.
+        if (r === '.git' && ws.git !== undefined && st.isDirectory()) {
+          const g = openHeld(l);
+          const empty = g !== undefined && namesOf(g).length === 0;
+          closeHeld(g);
+          if (empty) continue;
+        }
+        const before = ws.files.get(r);
+        if (st.isFile()) seen.add(r);
+        if (st.isDirectory()) {
+          const d = openHeld(l);
+          if (d === undefined) continue;
+          try {
+            walk(d, r, depth + 1);
+          } finally {
+            closeHeld(d);
+          }
+        } else if (!st.isFile()) {
+          const copied = st.isSymbolicLink() && ws.links.get(r) === readlinkSync(at(dir.fd, name));
+          if (!copied) refused.push({ path: r, reason: 'not a regular file' });
+        } else if (st.nlink !== 1n) {
+          refused.push({ path: r, reason: 'a hard link' });
+        } else if (
+          before?.copy.ino !== st.ino ||
+          before.copy.timeNs !== st.ctimeNs ||
+          before.copy.size !== st.size
+        ) {
+          const why = neverApplied(r) ?? (before !== undefined ? executable(before) : undefined);
+          if (why === undefined) changes.push({ kind: 'write', rel: r });
+          else refused.push({ path: r, reason: why });
+        }
+      } finally {
+        closeHeld(l);
       }
     }
   };
-  await walk(ws.dir, '', 0);
+  const top = openCopy(ws);
+  try {
+    walk(top, '', 0);
+  } finally {
+    closeHeld(top);
+  }
   for (const rel of ws.files.keys()) {
     if (seen.has(rel) || refused.some((x) => x.path === rel)) continue;
     const why = neverApplied(rel);
@@ -99,74 +129,47 @@ async function diffCopy(ws: WorkspaceCopy, refused: WorkspaceChanges['refused'])
   return changes;
 }
 
-/** Is the host file still the one that was copied (or still absent)? */
-async function unchangedOnHost(path: string, before: CopiedFile | undefined): Promise<boolean> {
-  const st = await lstat(path, { bigint: true }).catch(() => undefined);
-  if (before === undefined) return st === undefined;
-  return (
-    st?.isFile() === true &&
-    st.ino === before.host.ino &&
-    st.size === before.host.size &&
-    st.mtimeNs === before.host.timeNs
-  );
-}
-
-/** Creates the missing parent folders of `rel` in the host workspace; false when a parent is not a plain folder. */
-async function ensureParents(root: string, rel: string, owner: boolean): Promise<boolean> {
-  let cur = root;
-  for (const part of rel.split('/').slice(0, -1)) {
-    const parent = cur;
-    cur = join(cur, part);
-    const st = await lstat(cur).catch(() => undefined);
-    if (st === undefined) {
-      await mkdir(cur, { mode: 0o755 });
-      if (owner) {
-        const p = await lstat(parent);
-        await chown(cur, p.uid, p.gid);
-      }
-    } else if (!st.isDirectory()) return false;
-  }
-  return true;
-}
-
-/** Copies the script's file into the workspace through a fresh temporary file, then renames it into place. */
-async function writeBack(
-  ws: WorkspaceCopy,
-  rel: string,
-  owner: boolean,
-): Promise<{ sha256: string; bytes: number }> {
-  const target = join(ws.root, rel);
-  const before = ws.files.get(rel);
-  const tmp = join(dirname(target), `.skills-mcp-${randomBytes(6).toString('hex')}.tmp`);
-  let src: FileHandle | undefined;
-  let dest: FileHandle | undefined;
+/** The content of a changed file of the copy, read from the fd that was checked (a single-link regular file). */
+function readChanged(ws: WorkspaceCopy, rel: string, max: number): Buffer | undefined {
+  const parts = rel.split('/');
+  const name = parts.pop()!;
+  const held: Held[] = [openCopy(ws)];
   try {
-    src = await open(join(ws.dir, rel), constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-    const content = await src.readFile();
-    const mode = before?.mode ?? 0o644;
-    dest = await open(
-      tmp,
-      constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW,
-      mode,
-    );
-    await dest.writeFile(content);
-    await dest.chmod(mode);
-    if (owner) {
-      const p = await lstat(dirname(target));
-      await dest.chown(before?.uid ?? p.uid, before?.gid ?? p.gid);
+    for (const p of parts) {
+      const next = openFolderAt(held.at(-1)!.fd, p);
+      if (next === undefined) return undefined;
+      held.push(next);
     }
-    await dest.close();
-    dest = undefined;
-    await rename(tmp, target);
-    return { sha256: createHash('sha256').update(content).digest('hex'), bytes: content.length };
-  } catch (err) {
-    await dest?.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    throw err;
+    const l = lookAt(held.at(-1)!.fd, name);
+    if (l === undefined) return undefined;
+    held.push(l);
+    if (!l.st.isFile() || l.st.nlink !== 1n || l.st.size > BigInt(max)) return undefined;
+    const o = openHeld(l);
+    if (o === undefined) return undefined;
+    held.push(o);
+    const buf = Buffer.allocUnsafe(Number(o.st.size));
+    let got = 0;
+    while (got < buf.length) {
+      const n = readSync(o.fd, buf, got, buf.length - got, got);
+      if (n === 0) break;
+      got += n;
+    }
+    return buf.subarray(0, got);
   } finally {
-    await src?.close().catch(() => undefined);
+    for (const h of held) closeHeld(h);
   }
 }
+
+const REFUSALS: Record<ApplyRefusal, string> = {
+  changed: 'changed on the host during the run',
+  parent: 'a parent folder on the host is not a plain folder',
+  error: 'could not apply',
+};
+
+const identity = (f: CopiedFile | undefined) =>
+  f === undefined
+    ? null
+    : { ino: String(f.host.ino), size: String(f.host.size), mtimeNs: String(f.host.timeNs) };
 
 /** Real paths of the server's own paths (an SQLite log with its -wal, -shm and -journal files). */
 function serverPaths(protect: readonly string[]): string[] {
@@ -193,6 +196,14 @@ const isLeftOut = (ws: WorkspaceCopy, rel: string) =>
 const isUnder = (path: string, roots: readonly string[]) =>
   roots.some((r) => path === r || path.startsWith(`${r}/`));
 
+/** What `applyWorkspaceChanges` does with the changes it accepts. */
+export interface ApplyOptions {
+  /** False: nothing reaches the host; the result lists what would have changed (a failed run). Default true. */
+  apply?: boolean;
+  /** Called with each file the run wrote (as it is in the copy), whether it is applied or not. */
+  keep?: (rel: string, content: Buffer) => void;
+}
+
 /**
  * Applies what the script changed in its private copy to the host workspace: regular files only, never below
  * `.git` or another host-interpreted path (`never-applied.ts`), never through a symlink, never over a file that
@@ -200,44 +211,86 @@ const isUnder = (path: string, roots: readonly string[]) =>
  * are 0644); on a root server, files keep their owner and new ones take their folder's. Never changes the server's
  * own paths (`protect`: skills folders, audit log, sandbox profiles) when they lie in the workspace: a run could
  * otherwise rewrite the code of the next one, or the record of its own. Runs after every process of the run has
- * exited.
+ * exited. The host side is done by the worker that made the copy, with the workspace owner's identity, fd-relative
+ * from the workspace folder as it was copied (`serve-workspace-worker.ts`); this side only reads the copy, through
+ * fds. Ends the worker.
  */
 export async function applyWorkspaceChanges(
   ws: WorkspaceCopy,
   owner: boolean,
   protect: readonly string[] = [],
+  opts: ApplyOptions = {},
 ): Promise<WorkspaceChanges> {
-  const result: WorkspaceChanges = { written: [], digests: new Map(), deleted: [], refused: [] };
+  const apply = opts.apply ?? true;
+  const result: WorkspaceChanges = {
+    written: [],
+    digests: new Map(),
+    deleted: [],
+    refused: [],
+    applied: apply,
+  };
   const own = serverPaths(protect);
   let bytes = 0;
-  for (const c of await diffCopy(ws, result.refused)) {
+  const accepted: Array<{ c: Change; content?: Buffer }> = [];
+  for (const c of diffCopy(ws, result.refused)) {
     const target = join(ws.root, c.rel);
-    try {
-      if (isUnder(target, own)) {
-        result.refused.push({ path: c.rel, reason: 'the server reads it (skills, audit log or profiles)' });
-      } else if (isLeftOut(ws, c.rel)) {
-        result.refused.push({ path: c.rel, reason: 'the sandbox user may not read it on the host' });
-      } else if (!(await unchangedOnHost(target, ws.files.get(c.rel)))) {
-        result.refused.push({ path: c.rel, reason: 'changed on the host during the run' });
-      } else if (c.kind === 'delete') {
-        await unlink(target);
-        result.deleted.push(c.rel);
-      } else if (!(await ensureParents(ws.root, c.rel, owner))) {
-        result.refused.push({ path: c.rel, reason: 'a parent folder on the host is not a plain folder' });
-      } else if (bytes > MAX_WORKSPACE_BYTES) {
-        result.refused.push({ path: c.rel, reason: 'past the size limit of a workspace copy' });
-      } else {
-        const w = await writeBack(ws, c.rel, owner);
-        bytes += w.bytes;
-        result.written.push(c.rel);
-        result.digests.set(c.rel, w);
+    if (isUnder(target, own)) {
+      result.refused.push({ path: c.rel, reason: 'the server reads it (skills, audit log or profiles)' });
+    } else if (isLeftOut(ws, c.rel)) {
+      result.refused.push({ path: c.rel, reason: 'the sandbox user may not read it on the host' });
+    } else if (c.kind === 'delete') {
+      accepted.push({ c });
+    } else if (bytes > MAX_WORKSPACE_BYTES) {
+      result.refused.push({ path: c.rel, reason: 'past the size limit of a workspace copy' });
+    } else {
+      const content = readChanged(ws, c.rel, MAX_WORKSPACE_BYTES - bytes);
+      if (content === undefined) {
+        result.refused.push({ path: c.rel, reason: 'not a regular file' });
+        continue;
       }
-    } catch (err) {
-      result.refused.push({
-        path: c.rel,
-        reason: `could not apply: ${(err as NodeJS.ErrnoException).code ?? 'error'}`,
-      });
+      bytes += content.length;
+      opts.keep?.(c.rel, content);
+      accepted.push({ c, content });
     }
+  }
+  const done = (c: Change, content?: Buffer) => {
+    if (c.kind === 'delete') return void result.deleted.push(c.rel);
+    result.written.push(c.rel);
+    const digest = { sha256: createHash('sha256').update(content!).digest('hex'), bytes: content!.length };
+    result.digests.set(c.rel, digest);
+  };
+  if (!apply || accepted.length === 0) {
+    for (const a of accepted) done(a.c, a.content);
+    await ws.worker.done();
+    return result;
+  }
+  const { worker } = ws;
+  try {
+    for (const { c, content } of accepted) {
+      const before = ws.files.get(c.rel);
+      await worker.send(
+        {
+          op: c.kind,
+          rel: c.rel,
+          mode: before?.mode ?? 0o644,
+          expect: identity(before),
+          ...(owner && before !== undefined ? { owner: { uid: before.uid, gid: before.gid } } : {}),
+        },
+        content,
+      );
+      const reply = (await worker.next())?.header;
+      if (reply === undefined) throw new Error('the workspace worker ended early');
+      if (reply.ok === true) done(c, content);
+      else {
+        const why = REFUSALS[reply.why as ApplyRefusal] ?? REFUSALS.error;
+        const code =
+          typeof reply.code === 'string' && /^E[A-Z0-9]{1,15}$/.test(reply.code) ? reply.code : 'error';
+        result.refused.push({ path: c.rel, reason: reply.why === 'error' ? `${why}: ${code}` : why });
+      }
+    }
+    await worker.send({ op: 'end' });
+  } finally {
+    await worker.done();
   }
   return result;
 }

@@ -7,6 +7,7 @@ import { BWRAP_CANDIDATES } from './find-bwrap.js';
 import { applyWorkspaceChanges, type WorkspaceChanges } from './apply-workspace-changes.js';
 import { executeBwrap, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
 import { copyWorkspace } from './copy-workspace.js';
+import { createKeeper } from './keep-unapplied.js';
 import { PROBE_INTERPRETER, PROBE_PLAN, probeBwrap, type BwrapHost } from './bwrap-probe.js';
 import { createInterpreterResolver, type InterpreterResolver } from './resolve-interpreter.js';
 import type { ChildDeps, SpawnFn } from './run-child.js';
@@ -154,16 +155,23 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
       try {
         r = await executeBwrap(ctx, h, plan, interp, opts, ws);
         if (!r.ended) throw notEnded();
-        // Every process of the run is gone: the copy no longer changes.
-        if (ws !== undefined && plan.workspace?.write === true && !r.outcome.cancelled)
-          workspace = await applyWorkspaceChanges(ws, isRoot, plan.workspace?.protect).catch(
-            (cause: unknown) => {
-              throw new SkillsError('SANDBOX_FAILED', 'could not apply the workspace changes of the run', {
-                cause,
-              });
-            },
-          );
+        // Every process of the run is gone: the copy no longer changes. A run that failed applies nothing unless
+        // the operator opted in; what it wrote is kept among the call's files.
+        const o = r.outcome;
+        const failed = o.exitCode !== 0 || o.signal !== null || o.timedOut || o.cancelled || r.oomKilled;
+        const keep =
+          failed && plan.workspace?.keepIn !== undefined ? createKeeper(plan.workspace.keepIn) : undefined;
+        if (ws !== undefined && plan.workspace?.write === true)
+          workspace = await applyWorkspaceChanges(ws, isRoot, plan.workspace.protect, {
+            apply: !failed || plan.workspace.applyFailed === true,
+            ...(keep === undefined ? {} : { keep }),
+          }).catch((cause: unknown) => {
+            throw new SkillsError('SANDBOX_FAILED', 'could not apply the workspace changes of the run', {
+              cause,
+            });
+          });
       } finally {
+        await ws?.worker.done().catch((err: unknown) => o.log.warn({ err }, 'the workspace worker failed'));
         // A folder a live process can still swap for a link is never walked: it is left behind instead.
         if (ws !== undefined && r?.ended !== false)
           await removeTree(ws.dir).catch((err: unknown) =>

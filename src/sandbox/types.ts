@@ -51,6 +51,10 @@ export interface SandboxWorkspace {
    */
   hide?: string[];
   emptyDir?: string;
+  /** A run that fails (exit code, signal, timeout, out of memory, cancelled) applies its changes only when set. */
+  applyFailed?: boolean;
+  /** The call's files folder: a failed run's written files are kept there, under `workspace-changes/`. */
+  keepIn?: string;
 }
 
 /** One run, fully decided. Nothing in it is a shell string. */

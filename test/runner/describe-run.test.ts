@@ -20,6 +20,7 @@ function finished(written: string[], refused: string[]): Finished {
         digests: new Map(written.map((p) => [p, { sha256: '0'.repeat(64), bytes: 0 }])),
         deleted: [],
         refused: refused.map((path) => ({ path, reason: 'path too long' })),
+        applied: true,
       },
       evidence: {
         requested: 'required',
@@ -60,5 +61,16 @@ describe('describeRun', () => {
     const r = describeRun('c1', 'ok', finished(many, many), 30_000);
     expect(r.text.length).toBeLessThan(50_000);
     expect(r.text).toMatch(/… and 19\d{3} more/);
+  });
+
+  it('says a failed run applied nothing, what it would have changed and where its files are', () => {
+    const f = finished(['doc.txt'], []);
+    f.result.exitCode = 3;
+    f.result.workspace = { ...f.result.workspace!, deleted: ['old.txt'], applied: false };
+    const r = describeRun('c1', 'error', f, 30_000);
+    expect(r.text).toContain(
+      'Workspace: the run failed, so none of its changes were applied. It would have written "doc.txt"; deleted "old.txt". What it wrote is among the call\'s files, under workspace-changes/.',
+    );
+    expect(r.text).not.toContain('Workspace: wrote');
   });
 });

@@ -152,6 +152,7 @@ describe('bwrap adapter: real scripts', () => {
         { path: '.bashrc', reason: '.bashrc is read and acted on by host tools' },
         { path: 'link', reason: 'not a regular file' },
       ],
+      applied: true,
     });
     expect(await readFile(join(ws, 'src.txt'), 'utf8')).toBe('x');
     expect(await readFile(join(ws, '.bashrc'), 'utf8')).toBe('# rc\n');

@@ -65,6 +65,7 @@ describe('copyWorkspace and applyWorkspaceChanges', () => {
         digests: new Map(),
         deleted: [],
         refused: [],
+        applied: true,
       });
     } finally {
       await rm(copy.dir, { recursive: true, force: true });

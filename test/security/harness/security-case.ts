@@ -192,6 +192,8 @@ interface CaseMeta {
    * so it stands when the sandbox is forced unavailable (canaries are still checked).
    */
   preflight?: boolean;
+  /** For a case that runs many trials (default: the suite's test timeout). */
+  timeoutMs?: number;
 }
 
 function register(
@@ -200,43 +202,47 @@ function register(
   get: () => Harness,
   fn: (ctx: CaseContext) => Promise<Verdict>,
 ) {
-  it(`${meta.id}: ${meta.title}`, async ({ task }) => {
-    const h = get();
-    const { ctx, checks, deferred, execCanary } = context(h, meta.id);
-    let verdict: Verdict;
-    try {
-      verdict = await fn(ctx);
-      if (FORCED && meta.preflight !== true)
-        verdict = breach('ran although the sandbox was forced unavailable');
-    } catch (e) {
-      if (!(FORCED && isSkillsError(e) && e.code === 'SANDBOX_DENIED')) throw e;
-      verdict = { outcome: 'denied', note: 'SANDBOX_DENIED; canaries untouched' };
-    } finally {
-      for (const d of deferred.reverse()) await d();
-    }
-    for (const [label, check] of checks)
-      if (!(await check())) verdict = breach(`host canary touched: ${label}`);
-    if (await exists(execCanary))
-      verdict = breach('the script ran with access to host paths outside its mounts');
-    const l = h.probeResult.limits;
-    task.meta.security = {
-      id: meta.id,
-      category: meta.category,
-      outcome: verdict.outcome,
-      note: verdict.note,
-      control,
-      context: {
-        uid: process.getuid?.() ?? -1,
-        forced: FORCED,
-        limits: l.cgroup,
-        memory: l.memory,
-        pids: l.pids,
-      },
-    };
-    if (verdict.outcome === 'breach') throw new Error(`BREACH ${meta.id}: ${verdict.note}`);
-    if (control && !FORCED && verdict.outcome !== 'ok')
-      throw new Error(`control ${meta.id} failed: ${verdict.note}`);
-  });
+  it(
+    `${meta.id}: ${meta.title}`,
+    async ({ task }) => {
+      const h = get();
+      const { ctx, checks, deferred, execCanary } = context(h, meta.id);
+      let verdict: Verdict;
+      try {
+        verdict = await fn(ctx);
+        if (FORCED && meta.preflight !== true)
+          verdict = breach('ran although the sandbox was forced unavailable');
+      } catch (e) {
+        if (!(FORCED && isSkillsError(e) && e.code === 'SANDBOX_DENIED')) throw e;
+        verdict = { outcome: 'denied', note: 'SANDBOX_DENIED; canaries untouched' };
+      } finally {
+        for (const d of deferred.reverse()) await d();
+      }
+      for (const [label, check] of checks)
+        if (!(await check())) verdict = breach(`host canary touched: ${label}`);
+      if (await exists(execCanary))
+        verdict = breach('the script ran with access to host paths outside its mounts');
+      const l = h.probeResult.limits;
+      task.meta.security = {
+        id: meta.id,
+        category: meta.category,
+        outcome: verdict.outcome,
+        note: verdict.note,
+        control,
+        context: {
+          uid: process.getuid?.() ?? -1,
+          forced: FORCED,
+          limits: l.cgroup,
+          memory: l.memory,
+          pids: l.pids,
+        },
+      };
+      if (verdict.outcome === 'breach') throw new Error(`BREACH ${meta.id}: ${verdict.note}`);
+      if (control && !FORCED && verdict.outcome !== 'ok')
+        throw new Error(`control ${meta.id} failed: ${verdict.note}`);
+    },
+    meta.timeoutMs,
+  );
 }
 
 /** An attack case: judged by host-side canaries; `breach` fails the test. */

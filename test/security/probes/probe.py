@@ -554,8 +554,9 @@ def a_workspace_plant(c):
 
 
 def a_workspace_write(c):
-    """Writes `c["files"]` ({relative path: content}) into the workspace, making parent folders; reports errno
-    per path. What reaches the host is for the host side to judge."""
+    """Writes `c["files"]` ({relative path: content}) into the workspace, making parent folders, deletes
+    `c["delete"]`; reports errno per path, then exits with `c["exit"]` (0). What reaches the host is for the host
+    side to judge."""
     require_isolated("mnt", "pid", "uts")
     w, res = c["workspace"], {}
 
@@ -567,7 +568,10 @@ def a_workspace_write(c):
 
     for rel, data in c["files"].items():
         res[rel] = err(lambda: write(rel, data))
-    return {"results": res}
+    for rel in c.get("delete", []):
+        res[rel] = err(lambda: os.unlink(os.path.join(w, rel)))
+    # A script that fails after writing (`exit`: its exit code): what it wrote is not applied by default.
+    out({"results": res}, c.get("exit", 0))
 
 
 def a_swap_on_kill(c):
