@@ -2,6 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
+import { watchProgressOrder } from './progress-order.js';
 import { builtCli, tempDir } from './temp-dir.js';
 
 export type Era = 'legacy' | 'auto';
@@ -9,7 +10,10 @@ export type Era = 'legacy' | 'auto';
 export interface Connected {
   client: Client;
   transport: StdioClientTransport;
-  /** Every error the client saw (a stray stdout line would land here). */
+  /**
+   * Every error the client saw (a stray stdout line would land here), less the client SDK's own reordering of a
+   * progress notification the server sent in time (see `watchProgressOrder`).
+   */
   errors: Error[];
   stderr: () => string;
   close: () => Promise<void>;
@@ -42,7 +46,6 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
       ...(opts.listChanged === undefined ? {} : { listChanged: opts.listChanged }),
     },
   );
-  client.onerror = (e) => errors.push(e);
   // Every test server gets its own audit log unless the test names one: never the user's real log.
   const audit = opts.env?.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
   const transport = new StdioClientTransport({
@@ -58,6 +61,8 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
   });
   let stderr = '';
   (transport.stderr as Readable | null)?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const order = watchProgressOrder(transport);
+  client.onerror = (e) => void (order.isReorderedByClient(e) || errors.push(e));
   await client.connect(transport);
   const close = async () => {
     await client.close();
