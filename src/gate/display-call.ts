@@ -90,7 +90,7 @@ export function displayCall(view: ApprovalView, where: DisplayPlace = 'form'): D
   if (later.length > 0)
     placeLater(
       `arguments ${MAX_ARGS + 1} to ${argv.length}`,
-      later.map((s) => s.text),
+      later.map((shown, i) => ({ name: `argument ${MAX_ARGS + 1 + i}`, label: '', shown })),
     );
   const target =
     view.module === undefined ? escapeForDisplay(view.script) : `-m ${escapeForDisplay(view.module)}`;
@@ -115,22 +115,34 @@ export function displayCall(view: ApprovalView, where: DisplayPlace = 'form'): D
   });
   const moreKeys = record === undefined ? 0 : Math.max(0, keys.length - MAX_KEYS);
   if (moreKeys > 0) {
-    const lines = entries.slice(MAX_KEYS).map(([k, v]) => {
-      const s = displayValue(k, v, isSecret);
+    const items = entries.slice(MAX_KEYS).map(([k, v]) => {
       if (k.length > MAX_SHOWN_CHARS) notShown++;
-      if (s.long === undefined && !s.full) notShown++;
-      return `${displayName(k)}: ${s.long === undefined ? s.text : `${s.text} (${s.long.facts})`}`;
+      const name = displayName(k);
+      return { name, label: `${name}: `, shown: displayValue(k, v, isSecret) };
     });
-    placeLater(`input keys ${MAX_KEYS + 1} to ${keys.length}`, lines);
+    placeLater(`input keys ${MAX_KEYS + 1} to ${keys.length}`, items);
   }
 
-  /** Arguments or keys past the caps: below the facts as one block when it fits, else counted (card: its page). */
-  function placeLater(name: string, texts: string[]): void {
+  /**
+   * Arguments or keys past the caps: below the facts as one block when it fits, else counted (card: its page). A
+   * long value among them is placed like any other (its full text below, or counted as not shown); a secret is
+   * counted as not shown.
+   */
+  function placeLater(name: string, items: { name: string; label: string; shown: Shown }[]): void {
+    const at = inFull.length;
+    const texts = items.map(({ name: itemName, label, shown }) => {
+      if (shown.full && where === 'console') shortened++;
+      return `${label}${place(itemName, shown)}`;
+    });
+    if (where === 'console') return;
     const lines = texts.map((t) => `| ${t}`);
     const facts = `${texts.length} more`;
-    if (room(facts, lines)) inFull.push({ name, facts, lines });
-    else if (where === 'form') notShown += texts.length;
-    else shortened += texts.length;
+    if (room(facts, lines)) {
+      inFull.splice(at, 0, { name, facts, lines });
+      return;
+    }
+    // A long or secret one was counted when placed; a short one is now on no line of the form.
+    notShown += items.filter((i) => i.shown.full).length;
   }
 
   return {

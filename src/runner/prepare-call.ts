@@ -18,6 +18,7 @@ import type { Skill } from '../skills/types.js';
 import { buildArgparseArgv } from './build-argv.js';
 import { checkedArgs } from './argv-limits.js';
 import { realScript, type RealScript } from './real-script.js';
+import { refusePythonStartupHooks } from './python-startup-hooks.js';
 import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
 import type { SessionInfo } from './session.js';
@@ -130,6 +131,11 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       hint: 'Scripts run by extension: .py with python3, .js/.mjs/.cjs with node, .sh/.bash with bash.',
     });
   }
+  if (interpreter === 'python3')
+    refusePythonStartupHooks(
+      bundle.entries.map((e) => e.path),
+      skill.name,
+    );
   const env = await deps.envs?.forSkill(skill);
   if (env !== undefined && !env.ready && deps.config.dependencies.install === 'never') {
     throw new SkillsError('ENV_MISSING', `the environment of skill "${skill.name}" is not installed`, {

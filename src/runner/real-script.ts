@@ -2,6 +2,7 @@ import { statSync } from 'node:fs';
 import { join, relative, sep } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Bundle } from '../skills/bundle-hash.js';
+import type { FolderLink } from '../skills/list-skill-files.js';
 import { resolveSkillPath } from '../skills/resolve-skill-path.js';
 
 export interface RealScript {
@@ -9,7 +10,10 @@ export interface RealScript {
   script: string;
   /** Its realpath, inside the skill folder. */
   scriptAbs: string;
-  /** Other paths of the bundle naming the same file (links to it, hard links), sorted: rules on them apply too. */
+  /**
+   * Other paths naming the same file: the name the call used, the bundle's links and hard links to it, and each of
+   * those through a link to a folder that holds it. Rules on them apply too.
+   */
   aliases: string[];
 }
 
@@ -36,5 +40,32 @@ export function realScript(dir: string, skillName: string, bundle: Bundle, path:
       return st?.dev === real.dev && st.ino === real.ino;
     })
     .map((e) => e.path);
-  return { script, scriptAbs, aliases };
+  const requested = path.replace(/^\.\//, '');
+  return {
+    script,
+    scriptAbs,
+    aliases: throughFolderLinks([script, ...aliases, requested], bundle.folderLinks ?? []).slice(1),
+  };
+}
+
+/** Most names gathered for one file (links to a folder above itself name it endlessly: `a/loop/loop/…`). */
+const MAX_NAMES = 64;
+
+/** `names` (the first is the real path), and every name they have through the skill's links to folders. */
+function throughFolderLinks(names: readonly string[], links: readonly FolderLink[]): string[] {
+  const all = [...new Set(names)];
+  for (let i = 0; i < all.length && all.length < MAX_NAMES; i++) {
+    const name = all[i]!;
+    for (const l of links) {
+      const under =
+        l.target === ''
+          ? `/${name}`
+          : name.startsWith(`${l.target}/`)
+            ? name.slice(l.target.length)
+            : undefined;
+      const alias = under === undefined ? undefined : `${l.path}${under}`;
+      if (alias !== undefined && !all.includes(alias) && all.length < MAX_NAMES) all.push(alias);
+    }
+  }
+  return all;
 }

@@ -22,6 +22,12 @@ export const MAX_SKILL_FILES = 5000;
 export const isInside = (parent: string, child: string): boolean =>
   child === parent || child.startsWith(parent + sep);
 
+/** A link to a folder inside the skill: POSIX paths relative to the skill folder (`target` '' for the folder itself). */
+export interface FolderLink {
+  path: string;
+  target: string;
+}
+
 export interface ListOptions {
   /**
    * A top-level file whose stats the caller already holds (the skill file it has just read): when that entry is a
@@ -45,9 +51,17 @@ export interface ListOptions {
 export function listSkillFiles(
   dir: string,
   opts: ListOptions = {},
-): { files: SkillFile[]; findings: Finding[]; dirs: string[]; folders?: FolderStamp[] } {
+): {
+  files: SkillFile[];
+  findings: Finding[];
+  dirs: string[];
+  /** Links to folders inside the skill (their files are listed at their real path): `path` names `target`. */
+  folderLinks: FolderLink[];
+  folders?: FolderStamp[];
+} {
   const { known, stamp } = opts;
   const files: SkillFile[] = [];
+  const folderLinks: FolderLink[] = [];
   const findings: Finding[] = [];
   const dirs: string[] = [];
   const folders: FolderStamp[] = [];
@@ -95,7 +109,17 @@ export function listSkillFiles(
           continue;
         }
         st = statSync(target);
-        if (st.isDirectory()) continue; // a link to a folder inside the skill: its files are listed at their real path
+        if (st.isDirectory()) {
+          // A link to a folder inside the skill: its files are listed at their real path.
+          folderLinks.push({
+            path: childRel,
+            target: target
+              .slice(dir.length + 1)
+              .split(sep)
+              .join('/'),
+          });
+          continue;
+        }
       }
       if (!st?.isFile()) continue;
       files.push({
@@ -115,5 +139,7 @@ export function listSkillFiles(
   };
   walk(dir, '');
   files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
-  return stamp === undefined || linked ? { files, findings, dirs } : { files, findings, dirs, folders };
+  return stamp === undefined || linked
+    ? { files, findings, dirs, folderLinks }
+    : { files, findings, dirs, folderLinks, folders };
 }
