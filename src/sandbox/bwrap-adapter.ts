@@ -6,7 +6,7 @@ import { readHostFacts, type HostFacts } from './diagnose-bwrap.js';
 import { BWRAP_CANDIDATES } from './find-bwrap.js';
 import { applyWorkspaceChanges, type WorkspaceChanges } from './apply-workspace-changes.js';
 import { executeBwrap, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
-import { copyWorkspace } from './copy-workspace.js';
+import { copyWorkspace, releaseWorkspaceCopy } from './copy-workspace.js';
 import { createKeeper } from './keep-unapplied.js';
 import { PROBE_INTERPRETER, PROBE_PLAN, probeBwrap, type BwrapHost } from './bwrap-probe.js';
 import { createInterpreterResolver, type InterpreterResolver } from './resolve-interpreter.js';
@@ -171,6 +171,7 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
             });
           });
       } finally {
+        if (ws !== undefined) releaseWorkspaceCopy(ws);
         await ws?.worker.done().catch((err: unknown) => o.log.warn({ err }, 'the workspace worker failed'));
         // A folder a live process can still swap for a link is never walked: it is left behind instead.
         if (ws !== undefined && r?.ended !== false)

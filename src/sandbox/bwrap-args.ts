@@ -6,6 +6,8 @@ export interface Bind {
   src: string;
   dest: string;
   write: boolean;
+  /** bwrap binds the folder open on this fd (`--ro-bind-fd`, read-only) instead of `src`. */
+  fd?: number;
 }
 
 export interface BwrapArgsInput {
@@ -78,7 +80,9 @@ export function bwrapArgs(i: BwrapArgsInput): string[] {
   a.push('--proc', '/proc');
   // A read-only bind of /dev/null (nodev) over them: reading fails with EACCES.
   for (const p of i.layout.hiddenProc) a.push('--ro-bind', '/dev/null', p);
-  for (const b of orderBinds(i.binds)) a.push(b.write ? '--bind' : '--ro-bind', b.src, b.dest);
+  for (const b of orderBinds(i.binds))
+    if (b.fd !== undefined) a.push('--ro-bind-fd', String(b.fd), b.dest);
+    else a.push(b.write ? '--bind' : '--ro-bind', b.src, b.dest);
   // The root tmpfs and /dev (unsized tmpfs) would otherwise be writable and unbounded.
   a.push('--remount-ro', '/dev', '--remount-ro', '/');
   a.push('--chdir', i.cwd, '--clearenv');

@@ -102,7 +102,7 @@ async function chooseLauncher(
   if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value, drop: true };
   const dir = await ctx.stageDir();
   const roots = new Map<string, boolean>();
-  for (const b of binds.filter((x) => unreachable.has(x.src))) {
+  for (const b of binds.filter((x) => unreachable.has(x.src) && !isHeldFd(x.src))) {
     const root = stageRootOf(b.src, uid, gid);
     roots.set(root, roots.get(root) === true || b.write);
   }
@@ -115,6 +115,12 @@ async function chooseLauncher(
     drop: true,
   };
 }
+
+/**
+ * A source that names a folder this process holds (`/proc/<pid>/fd/<fd>`, the workspace's `.git`): staged for its
+ * own run only, never pre-staged for later ones, where the fd may be closed or hold another folder.
+ */
+const isHeldFd = (src: string) => src.startsWith(`/proc/${process.pid}/fd/`);
 
 /** One run through a waiting launcher: mounts, staging, cgroup limits, the launcher's data, the wait. */
 export async function executeBwrap(
@@ -135,9 +141,15 @@ export async function executeBwrap(
     initial: isRoot ? sandboxId : undefined,
   });
   const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
-  const { launcher, inner, stage, drop } = await chooseLauncher(ctx, host.launchers, bwrap, binds);
+  const chosen = await chooseLauncher(ctx, host.launchers, bwrap, binds);
+  const { launcher, stage, drop } = chosen;
+  // A held folder left as is (not staged: the launcher runs as the server) is opened by the launcher for bwrap.
+  const held = chosen.inner.filter((b) => isHeldFd(b.src));
+  const inner = chosen.inner.map((b) => (isHeldFd(b.src) ? { ...b, fd: FD.held } : b));
   const lease = launcher.lease;
   try {
+    if (held.length > 1 || (held.length === 1 && (isRoot || held[0]!.write)))
+      throw new Error('a held folder the launcher cannot open for bwrap');
     if (lease !== undefined) {
       await lease.setLimits(plan.limits.memoryMiB * 1024 * 1024, plan.limits.pids + HELPER_PIDS);
     }
@@ -177,6 +189,7 @@ export async function executeBwrap(
       ...(seccomp === undefined ? {} : { seccomp }),
       ...(drop && host.setpriv !== undefined ? { dropTo: { ...sandboxId, setpriv: host.setpriv } } : {}),
       ...(stage === undefined ? {} : { stage }),
+      ...(held.length === 1 ? { hold: held[0]!.src } : {}),
     });
     let info = '';
     let init: SandboxInit | undefined;

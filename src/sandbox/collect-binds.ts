@@ -49,7 +49,9 @@ export function collectBinds(
   if (plan.workspace !== undefined && workspaceCopy !== undefined) {
     const dest = plan.workspace.path;
     byDest.set(dest, { src: workspaceCopy.dir, dest, write: plan.workspace.write });
-    if (workspaceCopy.git !== undefined) add(join(dest, '.git'), false);
+    // The folder the copy holds, by its fd: never resolved again by path, where a local user may swap it.
+    if (workspaceCopy.git !== undefined)
+      byDest.set(join(dest, '.git'), { src: workspaceCopy.git, dest: join(dest, '.git'), write: false });
   } else if (plan.workspace !== undefined) {
     add(plan.workspace.path, false);
   }

@@ -15,7 +15,7 @@ import { mkdtemp, realpath } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { SkillsError } from '../errors.js';
-import { closeHeld, isName, openFolderPath } from './fd-at.js';
+import { closeHeld, isName, lookAt, openFolderPath, type Held } from './fd-at.js';
 import { folderIdOf, type FolderId } from './output-folder.js';
 import { removeTree } from './remove-tree.js';
 import { spawnWorkspaceWorker, workerIdentity, type WorkspaceWorker } from './spawn-workspace-worker.js';
@@ -38,8 +38,14 @@ export interface WorkspaceCopy {
   dir: string;
   /** Device and inode of the copy's folder, to tell it from one swapped in later. */
   dirId: FolderId;
-  /** The host's `.git` folder to bind read-only at `<workspace>/.git`, when there is one. */
+  /**
+   * The host's `.git` folder to bind read-only at `<workspace>/.git`, when there is one: a `/proc/<pid>/fd/<fd>` path
+   * to the folder this process holds (`gitFolder`), opened in the workspace folder without following a link. The
+   * bind lands on that very folder: a `.git` swapped for a link since lands nowhere else.
+   */
   git?: string;
+  /** The fd behind `git`, held until the sandbox is gone (`releaseWorkspaceCopy`). */
+  gitFolder?: Held | undefined;
   /** Every regular file copied, by POSIX relative path. */
   files: Map<string, CopiedFile>;
   /** Every symlink copied, and its target (never applied back). */
@@ -143,6 +149,7 @@ export async function copyWorkspace(
   const seen = new Set<string>();
   const modes: Array<[string, number]> = [];
   let git = false;
+  let gitFolder: Held | undefined;
   let entries = 0;
   let bytes = 0;
   const own = (p: string) => {
@@ -202,7 +209,10 @@ export async function copyWorkspace(
       } else throw bad('an unknown record');
     }
     for (const [p, mode] of modes.reverse()) chmodSync(p, mode);
-    if (git) mkdirSync(join(dir, '.git'));
+    if (git) {
+      gitFolder = holdGit(rootFolder.fd);
+      mkdirSync(join(dir, '.git'));
+    }
     own(dir);
     return {
       root,
@@ -212,9 +222,10 @@ export async function copyWorkspace(
       links,
       leftOut,
       worker,
-      ...(git ? { git: join(root, '.git') } : {}),
+      ...(gitFolder === undefined ? {} : { git: `/proc/${process.pid}/fd/${gitFolder.fd}`, gitFolder }),
     };
   } catch (err) {
+    closeHeld(gitFolder);
     await worker.done().catch(() => undefined);
     await removeTree(dir);
     if (err instanceof SkillsError) throw err;
@@ -225,6 +236,25 @@ export async function copyWorkspace(
   } finally {
     closeHeld(rootFolder);
   }
+}
+
+/**
+ * The workspace's `.git` folder, held (`O_PATH`: nothing is read) for the read-only bind over the copy: looked up in
+ * the workspace folder without following a link, and only when it is a folder.
+ */
+function holdGit(rootFd: number): Held {
+  const g = lookAt(rootFd, '.git');
+  if (g === undefined || !g.st.isDirectory()) {
+    closeHeld(g);
+    throw new Error('the workspace .git is no longer a folder');
+  }
+  return g;
+}
+
+/** Closes what a copy holds besides its worker (the `.git` folder's fd), once the sandbox that bound it is gone. */
+export function releaseWorkspaceCopy(ws: Pick<WorkspaceCopy, 'gitFolder'>): void {
+  closeHeld(ws.gitFolder);
+  ws.gitFolder = undefined;
 }
 
 /** Writes one file of the copy (a new name in a folder only this process may enter) and returns who it is. */

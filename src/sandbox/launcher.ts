@@ -80,6 +80,13 @@ export const GATE_SCRIPT =
   'echo 1 >&4 || exit 125; exec 4>&-; read -r go <&3 && [ "$go" = 1 ] || exit 125; exec 3<&-; exec "$@"';
 const GATE = ['/bin/sh', '-c', GATE_SCRIPT, 'skills-mcp-gate'];
 
+/**
+ * Opens the folder the server holds (`/proc/<server>/fd/<fd>`, the launcher's own user's) on `FD.held` for the
+ * bwrap it then becomes, which binds it with `--ro-bind-fd` and closes it: bwrap in its user namespace may not
+ * follow another process's fd link itself. Only for a launcher running as the server.
+ */
+const HOLD_SCRIPT = `exec 16<"$1" || exit 125; shift; exec "$@"`;
+
 /** The server's go, once the sandbox's first command said it is there. */
 export const GATE_GO = Buffer.from('1\n');
 
@@ -104,6 +111,8 @@ export const FD = {
   ready: 14,
   /** The start byte (`AWAIT_START`): the chain may start. */
   start: 15,
+  /** A folder the server holds, for bwrap's `--ro-bind-fd` (`HOLD_SCRIPT`); opened only once the chain starts. */
+  held: 16,
 };
 const PIPES = [
   FD.control,
@@ -161,6 +170,8 @@ export interface LaunchInput {
   dropTo?: DropTo;
   /** Root only: stage these binds in a root mount namespace first (`stage-mounts.ts`). */
   stage?: { dir: string; outer: Bind[] };
+  /** Not root: the `/proc/<server>/fd/<fd>` path to open on `FD.held` before bwrap starts (`HOLD_SCRIPT`). */
+  hold?: string;
 }
 
 /**
@@ -172,6 +183,7 @@ export interface LaunchInput {
  */
 export function launchData(i: LaunchInput): Map<number, Buffer> {
   let chain = [i.bwrap, '--args', String(FD.args), '--', ...GATE, ...i.payload];
+  if (i.hold !== undefined) chain = [...BASH, HOLD_SCRIPT, 'skills-mcp-hold', i.hold, ...chain];
   if (i.dropTo !== undefined) {
     const d = i.dropTo;
     const drop = [d.setpriv, `--reuid=${d.uid}`, `--regid=${d.gid}`, '--clear-groups', '--'];

@@ -1,8 +1,9 @@
 import { lstat, mkdir, readFile, readlink, rm, symlink, writeFile } from 'node:fs/promises';
+import { realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { applyWorkspaceChanges } from '../../src/sandbox/apply-workspace-changes.js';
-import { copyWorkspace } from '../../src/sandbox/copy-workspace.js';
+import { copyWorkspace, releaseWorkspaceCopy } from '../../src/sandbox/copy-workspace.js';
 import { neverApplied } from '../../src/sandbox/never-applied.js';
 import { tempDirs } from './helpers.js';
 
@@ -58,7 +59,9 @@ describe('copyWorkspace and applyWorkspaceChanges', () => {
     try {
       expect(await readFile(join(copy.dir, 'src', 'a.txt'), 'utf8')).toBe('a\n');
       expect(await readlink(join(copy.dir, 'to-a'))).toBe('src/a.txt');
-      expect(copy.git).toBe(join(ws, '.git'));
+      // The .git folder the copy holds, bound by its fd: the path resolves to it while it is held.
+      expect(copy.git).toBe(`/proc/${process.pid}/fd/${copy.gitFolder?.fd}`);
+      expect(realpathSync(copy.git!)).toBe(join(realpathSync(ws), '.git'));
       expect((await lstat(join(copy.dir, '.git'))).isDirectory()).toBe(true);
       expect(await applyWorkspaceChanges(copy, false)).toEqual({
         written: [],
@@ -68,6 +71,7 @@ describe('copyWorkspace and applyWorkspaceChanges', () => {
         applied: true,
       });
     } finally {
+      releaseWorkspaceCopy(copy);
       await rm(copy.dir, { recursive: true, force: true });
     }
   });
