@@ -15,7 +15,12 @@ export interface WorkspaceWorker {
 }
 
 /** Bounds on what the worker may send: a header is one small JSON object, a body one file of the copy. */
-const LIMITS = { maxHeaderBytes: 16 * 1024, maxBodyBytes: 512 * 1024 * 1024 };
+/** A copy-in's bodies add up to at most the workspace copy's size limit (`MAX_WORKSPACE_BYTES`), all of them. */
+const LIMITS = {
+  maxHeaderBytes: 16 * 1024,
+  maxBodyBytes: 512 * 1024 * 1024,
+  maxTotalBodyBytes: 512 * 1024 * 1024,
+};
 const STDERR_BYTES = 2048;
 const GRACE_MS = 5_000;
 
@@ -135,8 +140,8 @@ export function spawnWorkspaceWorker(
     if (broken !== undefined) throw failed('the workspace worker sent a malformed record', broken);
     if (r.error !== undefined) throw failed('could not start the workspace worker', r.error);
     if (r.code !== 0 || reader.pending() > 0)
-      throw failed(
-        `the workspace worker failed (exit ${r.code ?? 'signal'}): ${stderr.trim().slice(0, 500)}`,
-      );
+      // Its stderr can name files the sandbox user was never shown: the operator's log gets it (as the cause),
+      // the message does not.
+      throw failed(`the workspace worker failed (exit ${r.code ?? 'signal'})`, new Error(stderr.trim()));
   }
 }

@@ -26,6 +26,23 @@ describe('workspace frames', () => {
     expect(() => createFrameReader(limits).push(bytes.subarray(0, 8))).toThrow(/out of bounds/);
   });
 
+  it("refuses a body that takes the stream's bodies past their total, from its length prefix alone", () => {
+    const r = createFrameReader({ ...limits, maxTotalBodyBytes: 1500 });
+    expect(r.push(encodeFrame({ t: 'file' }, Buffer.alloc(1000)))).toHaveLength(1);
+    expect(() => r.push(encodeFrame({ t: 'file' }, Buffer.alloc(1000)).subarray(0, 8))).toThrow(
+      /out of bounds/,
+    );
+  });
+
+  it('hands out each body once, in a buffer of its own frame', () => {
+    const body = Buffer.from('x'.repeat(900));
+    const bytes = Buffer.concat([encodeFrame({ t: 'a' }, body), encodeFrame({ t: 'b' }, Buffer.from('yz'))]);
+    const r = createFrameReader(limits);
+    const got = [r.push(bytes.subarray(0, 500)), r.push(bytes.subarray(500))].flat();
+    expect(got.map((f) => f.body.toString())).toEqual([body.toString(), 'yz']);
+    expect(got[0]!.body.buffer).not.toBe(got[1]!.body.buffer);
+  });
+
   it('refuses a header that is not a JSON object', () => {
     const bytes = Buffer.concat([Buffer.from([0, 0, 0, 2, 0, 0, 0, 0]), Buffer.from('[]')]);
     expect(() => createFrameReader(limits).push(bytes)).toThrow(/not an object/);
