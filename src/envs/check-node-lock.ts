@@ -8,8 +8,11 @@ const MAX_ENTRIES = 20_000;
 const NAME = '(?:@[a-z0-9][a-z0-9._~-]{0,100}/)?[a-z0-9_][a-z0-9._~-]{0,213}';
 const INSTALLED_PATH = new RegExp(`^node_modules/${NAME}(?:/node_modules/${NAME})*$`, 'i');
 const SEMVER = /^\d{1,9}\.\d{1,9}\.\d{1,9}(?:-[0-9A-Za-z.-]{1,100})?(?:\+[0-9A-Za-z.-]{1,100})?$/;
-/** Registry ranges and dist-tags only: no URL, path, git, alias (`npm:`) or `file:`. */
-export const NODE_RANGE = /^[A-Za-z0-9 .*^~<>=|+-]{1,100}$/;
+/**
+ * Registry ranges and dist-tags only: no URL, path, git, alias (`npm:`) or `file:`, and no leading dot (npm reads
+ * `.`, `..` or `.x` as a folder path, not a range).
+ */
+export const NODE_RANGE = /^(?! *\.)[A-Za-z0-9 .*^~<>=|+-]{1,100}$/;
 const DEP_FIELDS = ['dependencies', 'optionalDependencies', 'peerDependencies', 'devDependencies'];
 
 /** A value of the lock, bounded, without credentials, as a JSON string (objects by their JSON). */

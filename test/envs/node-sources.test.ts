@@ -54,6 +54,7 @@ describe('where a lock file may make npm fetch from', () => {
     ['a URL as version', lock({ version: 'https://evil.test/t.tgz' }), 'no plain version'],
     ['a URL dependency', lock({ ...ok, dependencies: { e: 'https://evil.test/e.tgz' } }), 'not a registry'],
     ['an alias dependency', lock({ ...ok, dependencies: { e: 'npm:evil@1' } }), 'not a registry'],
+    ['a dot-path dependency (a folder to npm)', lock({ ...ok, dependencies: { e: '..' } }), 'not a registry'],
     ['a lock of npm 6', JSON.stringify({ lockfileVersion: 1, dependencies: {} }), 'npm 6'],
   ])('refuses %s', (_, text, why) => {
     expect(() => checkNodeLock(text, REG)).toThrow(why);
