@@ -139,6 +139,65 @@ function checkNode(name: string, range: string, where: string): string {
   return range;
 }
 
+const LOCKED_FIELDS = ['dependencies', 'optionalDependencies', 'devDependencies', 'peerDependencies'];
+
+/**
+ * The package.json `npm ci` is given with a lock: the skill's name, version and dependency fields only, every
+ * dependency a registry range. npm resolves each of them while checking the lock against package.json (a URL in
+ * `devDependencies` is fetched before npm reports the two out of sync), so all four fields are checked, not only
+ * `dependencies`; `overrides` and `workspaces`, which name other specs and folders, are refused; the rest (scripts,
+ * bundled dependencies, …) is left out.
+ */
+export function lockedManifest(text: string): string {
+  let m: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error('not an object');
+    m = parsed as Record<string, unknown>;
+  } catch (cause) {
+    throw new SkillsError('ENV_SPEC_INVALID', 'package.json is not a JSON object', { cause });
+  }
+  for (const f of ['overrides', 'workspaces'])
+    if (m[f] !== undefined)
+      throw new SkillsError(
+        'ENV_SPEC_INVALID',
+        `package.json: ${f} with a package-lock.json are not installed`,
+        {
+          hint: `Remove \`${f}\` from package.json and regenerate the lock (\`npm install --package-lock-only\`): an environment holds registry packages and the skill's vendored ones only.`,
+        },
+      );
+  const out: Record<string, unknown> = { private: true };
+  if (typeof m.name === 'string' && NODE_NAME.test(m.name)) out.name = m.name;
+  if (typeof m.version === 'string' && NODE_RANGE.test(m.version)) out.version = m.version;
+  for (const f of LOCKED_FIELDS) {
+    const deps = m[f];
+    if (deps === undefined) continue;
+    if (typeof deps !== 'object' || deps === null || Array.isArray(deps))
+      throw new SkillsError('ENV_SPEC_INVALID', `package.json: ${f} is not an object`);
+    const checked: Record<string, string> = {};
+    for (const [k, v] of Object.entries(deps as Record<string, unknown>)) {
+      if (typeof v !== 'string' || !NODE_NAME.test(k) || !NODE_RANGE.test(v))
+        throw refuseNode(
+          `package.json ${f}`,
+          `${k}: ${String(v)}`,
+          'is not a registry version range; with a package-lock.json every dependency field must hold registry ranges only',
+        );
+      checked[k] = v;
+    }
+    out[f] = checked;
+  }
+  const meta = m.peerDependenciesMeta;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
+    out.peerDependenciesMeta = Object.fromEntries(
+      Object.entries(meta as Record<string, unknown>).map(([k, v]) => [
+        k,
+        { optional: (v as { optional?: unknown } | null)?.optional === true },
+      ]),
+    );
+  return `${JSON.stringify(out, null, 2)}\n`;
+}
+
 /** Largest vendored tarball read (it is hashed, searched for its manifest and copied into the environment). */
 export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
 
@@ -286,6 +345,7 @@ export function readEnvSpec(
               hint: 'Delete package-lock.json: without it, vendored packages are copied into the environment and registry packages installed by range.',
             },
           );
+        lockedManifest(pkg);
         if (npmRegistry !== undefined) checkNodeLock(lock, npmRegistry);
         nodeLock = sha256(lock);
         sources.push('package-lock.json');

@@ -19,6 +19,7 @@ import { copyBundle } from '../skills/copy-bundle.js';
 import { checkNodeLock } from './check-node-lock.js';
 import {
   fileDependencyPath,
+  lockedManifest,
   MAX_TARBALL_BYTES,
   readDeclaration,
   vendoredTarball,
@@ -124,10 +125,14 @@ async function vendoredDependencies(
   return deps;
 }
 
-/** The skill's package.json or lock file for `npm ci`, read inside the skill; the lock must be the approved one. */
+/**
+ * The skill's package.json (its checked dependency fields only, see `lockedManifest`) or lock file for `npm ci`,
+ * read inside the skill; the lock must be the approved one.
+ */
 function lockedFile(skillDir: string, f: string, spec: EnvSpec, registry: string): Buffer {
   const data = readDeclaration(skillDir, f, 'bytes');
   if (data === undefined) throw new SkillsError('ENV_SPEC_INVALID', `${f} is missing`);
+  if (f === 'package.json') return Buffer.from(lockedManifest(data.toString('utf8')));
   if (f === 'package-lock.json') {
     if (createHash('sha256').update(data).digest('hex') !== spec.nodeLock)
       throw new SkillsError('STALE_BINDING', 'package-lock.json changed after the environment was approved', {
@@ -238,7 +243,8 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
       });
     }
     if (Object.keys(spec.node).length > 0) {
-      // With a lock file: the skill's package.json and lock, verbatim (`npm ci`). Else a package.json of the spec.
+      // With a lock file: the skill's lock verbatim and its package.json's dependency fields (`npm ci`). Else a
+      // package.json of the spec.
       const ci = spec.nodeLock !== undefined;
       const deps = ci ? {} : await vendoredDependencies(spec, d.skillDir, work);
       const files: [string, string | Buffer][] = ci

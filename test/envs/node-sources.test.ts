@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
 import { checkNodeLock } from '../../src/envs/check-node-lock.js';
+import { lockedManifest } from '../../src/envs/env-spec.js';
 import { isUnderRegistry, normalizeRegistry } from '../../src/envs/npm-registry.js';
 import { sealTree } from '../../src/envs/seal-tree.js';
 import { readTarball, tarballManifests } from '../../src/envs/tarball-manifests.js';
@@ -71,6 +72,38 @@ describe('where a lock file may make npm fetch from', () => {
     expect(() => normalizeRegistry('file:///srv/npm')).toThrow(/http\(s\)/);
     expect(isUnderRegistry(`${REG}a/-/a-1.tgz`, REG)).toBe(true);
     expect(isUnderRegistry('https://npm.example.test/repository/a.tgz', REG)).toBe(false);
+  });
+});
+
+describe('the package.json npm ci is given with a lock', () => {
+  const base = { name: 's', version: '1.0.0', dependencies: { tiny: '1.0.0' } };
+
+  it('keeps the name, version and dependency fields, and nothing else', () => {
+    const text = JSON.stringify({
+      ...base,
+      devDependencies: { t: '^2' },
+      scripts: { preinstall: 'x' },
+      bundleDependencies: ['tiny'],
+    });
+    expect(JSON.parse(lockedManifest(text))).toEqual({
+      private: true,
+      ...base,
+      devDependencies: { t: '^2' },
+    });
+  });
+
+  it.each([
+    [
+      'an optional dependency at a URL',
+      { optionalDependencies: { e: 'http://127.0.0.1:9/e.tgz' } },
+      /optionalDependencies/,
+    ],
+    ['a dev dependency on git', { devDependencies: { e: 'git+https://host/e.git' } }, /devDependencies/],
+    ['a peer dependency on a folder', { peerDependencies: { e: '..' } }, /peerDependencies/],
+    ['overrides', { overrides: { tiny: 'http://127.0.0.1:9/e.tgz' } }, /overrides/],
+    ['workspaces', { workspaces: ['../x'] }, /workspaces/],
+  ])('refuses %s', (_, extra, why) => {
+    expect(() => lockedManifest(JSON.stringify({ ...base, ...extra }))).toThrow(why);
   });
 });
 

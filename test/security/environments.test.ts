@@ -554,7 +554,51 @@ describe('skill environments', () => {
           `${what}: exit ${r.code}, attacker ${fetched} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
         );
       }
-      console.log(notes.join('\n'));
+      if (w.attacker.requests.length > 0) return breach(notes.join(' || '));
+      return blockedIf(ok, notes.join(' || '));
+    },
+  );
+  securityCase(
+    {
+      id: 'env-lock-package-json-fields',
+      category: 'install',
+      title:
+        'with a package-lock.json, package.json optional, dev or peer dependencies, overrides or workspaces naming another server: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const url = `${w.attacker.url}attacker/tiny-1.0.0.tgz`;
+      const lock = lockWith({
+        version: '1.0.0',
+        resolved: `${w.registry.url}tiny/-/tiny-1.0.0.tgz`,
+        integrity: w.integrity,
+      });
+      const variants: Record<string, Record<string, unknown>> = {
+        optionalDependencies: { optionalDependencies: { evil: url } },
+        devDependencies: { devDependencies: { evil: url } },
+        peerDependencies: { peerDependencies: { evil: url } },
+        overrides: { overrides: { tiny: url } },
+        workspaces: { workspaces: ['../../../outside'] },
+      };
+      const notes: string[] = [];
+      let ok = true;
+      for (const [what, extra] of Object.entries(variants)) {
+        const name = `f${notes.length}`;
+        nodeSkill(w.skills, name, {
+          'package.json': JSON.stringify({ ...JSON.parse(PKG), ...extra }),
+          'package-lock.json': lock,
+        });
+        const before = w.attacker.requests.length;
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        const fetched = w.attacker.requests.length - before;
+        ok &&= fetched === 0 && r.code !== 0 && r.out.includes(what);
+        notes.push(
+          `${what}: exit ${r.code}, attacker ${fetched} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
       if (w.attacker.requests.length > 0) return breach(notes.join(' || '));
       return blockedIf(ok, notes.join(' || '));
     },
