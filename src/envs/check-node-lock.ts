@@ -27,9 +27,9 @@ const refuse = (what: string, registry: string) =>
 /**
  * Refuses a lock that would make `npm ci` fetch from anywhere but `registry`, or install anything but registry
  * packages: every entry must be an installed package path, not a link (`link: true`), with a plain version, a
- * `resolved` URL (when given) under the registry, and registry ranges for the dependencies it lists (npm resolves a
- * dependency the lock lacks by that spec). Lock files of npm 6 and older (no `packages`) are refused. Hostile input:
- * values are bounded and shown as JSON strings without credentials.
+ * `resolved` URL (when given, also for a bundled entry) under the registry, and registry ranges for the dependencies
+ * it lists (npm resolves a dependency the lock lacks by that spec). Lock files of npm 6 and older (no `packages`) are
+ * refused. Hostile input: values are bounded and shown as JSON strings without credentials.
  */
 export function checkNodeLock(text: string, registry: string): void {
   let lock: unknown;
@@ -63,8 +63,9 @@ export function checkNodeLock(text: string, registry: string): void {
       throw refuse(`${show(key)} is a link (link: true) to ${show(e.resolved)}`, registry);
     if (!INSTALLED_PATH.test(key))
       throw refuse(`${show(key)} is not an installed package (a link target or workspace)`, registry);
-    if (e.inBundle === true) continue; // shipped inside its parent's tarball: nothing is fetched for it
-    if (typeof e.version !== 'string' || !SEMVER.test(e.version))
+    // A bundled entry (shipped in its parent's tarball) may lack a version; its `resolved` is checked all the same:
+    // npm fetches it when no parent ships it (a top-level one is in the root's bundle, i.e. installed as usual).
+    if (e.inBundle !== true && (typeof e.version !== 'string' || !SEMVER.test(e.version)))
       throw refuse(`${show(key)} has no plain version (${show(e.version)})`, registry);
     if (
       e.resolved !== undefined &&

@@ -56,6 +56,11 @@ describe('where a lock file may make npm fetch from', () => {
     ['a URL dependency', lock({ ...ok, dependencies: { e: 'https://evil.test/e.tgz' } }), 'not a registry'],
     ['an alias dependency', lock({ ...ok, dependencies: { e: 'npm:evil@1' } }), 'not a registry'],
     ['a dot-path dependency (a folder to npm)', lock({ ...ok, dependencies: { e: '..' } }), 'not a registry'],
+    [
+      'a bundled entry resolved elsewhere (npm fetches it when no parent ships it)',
+      lock({ ...ok, inBundle: true, resolved: 'https://evil.test/t.tgz' }),
+      'resolves at',
+    ],
     ['a lock of npm 6', JSON.stringify({ lockfileVersion: 1, dependencies: {} }), 'npm 6'],
   ])('refuses %s', (_, text, why) => {
     expect(() => checkNodeLock(text, REG)).toThrow(why);

@@ -603,4 +603,29 @@ describe('skill environments', () => {
       return blockedIf(ok, notes.join(' || '));
     },
   );
+  securityCase(
+    {
+      id: 'env-lock-in-bundle',
+      category: 'install',
+      title:
+        'package-lock.json entries marked `inBundle` (no parent ships them, so npm fetches them) resolved at another server: refused before any fetch',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      nodeSkill(w.skills, 'bundled', {
+        'package.json': PKG,
+        'package-lock.json': lockWith({
+          version: '1.0.0',
+          inBundle: true,
+          resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+          integrity: w.integrity,
+        }),
+      });
+      const r = await depsInstall(w, 'bundled');
+      const v = refusedBeforeFetch(w, r, /node_modules\/tiny.*not the operator’s npm registry/);
+      return blockedIf(v.ok, v.note);
+    },
+  );
 });
