@@ -77,3 +77,37 @@ export function checkNodeLock(text: string, registry: string): void {
       );
   }
 }
+
+/**
+ * After npm ran: every package its hidden lock file (`node_modules/.package-lock.json`, written by npm for what it
+ * installed) records must have come from `registry`, or be one of the vendored copies (`file:<vendorDir>/<n>`). npm
+ * follows an `npm-shrinkwrap.json` shipped inside a registry package, whose entries may resolve anywhere: such an
+ * environment is refused before it is sealed, so it never holds code from elsewhere. Throws ENV_INSTALL_FAILED.
+ */
+export function checkInstalledSources(text: string | undefined, registry: string, vendorDir: string): void {
+  const fail = (what: string) =>
+    new SkillsError('ENV_INSTALL_FAILED', `installing the skill environment failed (npm): ${what}`, {
+      hint: `Nothing of it was kept. A package the skill depends on ships an npm-shrinkwrap.json naming another server than the operator’s npm registry (${redactUrl(registry)}): depend on a version without one, or vendor the package (file:vendor/…).`,
+    });
+  if (text === undefined)
+    throw fail('npm left no record of what it installed (node_modules/.package-lock.json)');
+  let packages: unknown;
+  try {
+    packages = (JSON.parse(text) as { packages?: unknown } | null)?.packages;
+  } catch {
+    throw fail('its record of what it installed is not valid JSON');
+  }
+  if (typeof packages !== 'object' || packages === null)
+    throw fail('its record of what it installed has no packages');
+  const vendored = new RegExp(`^file:${vendorDir.replace(/[.]/g, '\\.')}/\\d+(?:\\.tgz)?$`);
+  for (const [key, raw] of Object.entries(packages as Record<string, unknown>)) {
+    const e = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
+    if (e.link === true) throw fail(`it installed ${show(key)} as a link to ${show(e.resolved)}`);
+    if (e.resolved === undefined) continue;
+    if (
+      typeof e.resolved !== 'string' ||
+      !(isUnderRegistry(e.resolved, registry) || vendored.test(e.resolved))
+    )
+      throw fail(`it installed ${show(key)} from ${show(e.resolved)}, not the operator’s npm registry`);
+  }
+}

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -16,7 +17,7 @@ import type { Sandbox } from '../sandbox/create-sandbox.js';
 import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan } from '../sandbox/types.js';
 import { copyBundle } from '../skills/copy-bundle.js';
-import { checkNodeLock } from './check-node-lock.js';
+import { checkInstalledSources, checkNodeLock } from './check-node-lock.js';
 import {
   fileDependencyPath,
   lockedManifest,
@@ -279,6 +280,15 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
         ],
         readOnlyPaths: [],
       });
+      const record = join(work, 'node_modules', '.package-lock.json');
+      const recorded = lstatSync(record, { throwIfNoEntry: false });
+      checkInstalledSources(
+        recorded?.isFile() === true && recorded.size <= MAX_TARBALL_BYTES
+          ? readFileSync(record, 'utf8')
+          : undefined,
+        d.npmRegistry,
+        VENDOR,
+      );
       if (existsSync(join(work, VENDOR))) removeTree(join(work, VENDOR));
       renameSync(work, join(build, 'node'));
     } else {

