@@ -103,7 +103,12 @@ export function checkInstalledSources(text: string | undefined, registry: string
   for (const [key, raw] of Object.entries(packages as Record<string, unknown>)) {
     const e = (typeof raw === 'object' && raw !== null ? raw : {}) as Record<string, unknown>;
     if (e.link === true) throw fail(`it installed ${show(key)} as a link to ${show(e.resolved)}`);
-    if (e.resolved === undefined) continue;
+    if (e.resolved === undefined) {
+      // Fetched by name and version from the registry; a shrinkwrap's `version` may be a URL npm fetched instead.
+      if (typeof e.version === 'string' ? !SEMVER.test(e.version) : e.inBundle !== true)
+        throw fail(`it installed ${show(key)} at ${show(e.version)}, not a registry version`);
+      continue;
+    }
     if (
       typeof e.resolved !== 'string' ||
       !(isUnderRegistry(e.resolved, registry) || vendored.test(e.resolved))

@@ -140,6 +140,11 @@ describe('what npm recorded it installed (node_modules/.package-lock.json)', () 
       /not the operator/,
     ],
     ['a link', rec({ 'node_modules/v': { link: true, resolved: '../x' } }), /as a link/],
+    [
+      'a URL as version, without resolved (npm fetched it)',
+      rec({ 'node_modules/a/node_modules/t': { version: 'http://127.0.0.1:9/t.tgz' } }),
+      /not a registry version/,
+    ],
     ['no record at all', undefined, /no record/],
   ])('refuses %s', (_, text, why) => expect(check(text)).toThrow(why));
 });

