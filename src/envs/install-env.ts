@@ -71,6 +71,9 @@ export function installCommands(spec: EnvSpec, allowSource: boolean): string[] {
   return out;
 }
 
+/** A proxy no one listens on (TCP port 1 of the loopback): requests sent through it fail at once. */
+const NO_PROXY_THERE = 'http://127.0.0.1:1/';
+
 /** Where vendored packages are copied in the folder npm installs into (removed once installed). */
 const VENDOR = '.skills-mcp-vendor';
 
@@ -265,6 +268,14 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
           // Only the environment's settings count: no user or global npmrc can name another registry.
           npm_config_userconfig: '/dev/null',
           npm_config_globalconfig: '/tmp/no-global-npmrc',
+          // npm follows an npm-shrinkwrap.json shipped inside a registry package, whose entries may name any server:
+          // every host but the registry's goes through a proxy that is never there, so npm cannot reach it.
+          npm_config_proxy: NO_PROXY_THERE,
+          npm_config_https_proxy: NO_PROXY_THERE,
+          npm_config_noproxy: new URL(d.npmRegistry).hostname,
+          // Its refusals are retried: with short pauses (npm's default waits up to a minute between tries).
+          npm_config_fetch_retry_mintimeout: '1000',
+          npm_config_fetch_retry_maxtimeout: '4000',
         },
         cwd: work,
         argv: [

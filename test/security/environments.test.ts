@@ -21,14 +21,7 @@ import { describe } from 'vitest';
 import { SkillsError } from '../../src/errors.js';
 import { craftTarball, npmPack, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { canaryToken } from './harness/host.js';
-import {
-  bestEffort,
-  blockedIf,
-  breach,
-  FORCED,
-  securitySuite,
-  type CaseContext,
-} from './harness/security-case.js';
+import { blockedIf, breach, FORCED, securitySuite, type CaseContext } from './harness/security-case.js';
 import { CLI, forcedPrefix } from './harness/server-under-test.js';
 
 const { securityCase, securityControl } = securitySuite();
@@ -756,19 +749,20 @@ describe('skill environments', () => {
       return blockedIf(w.attacker.requests.length === 0, notes.join(' || '));
     },
   );
-  securityCase(
-    {
-      id: 'env-registry-shrinkwrap',
-      category: 'install',
-      title:
-        'a package of the operator’s registry shipping an npm-shrinkwrap.json whose entries resolve at another server (or name a URL as version): the environment is refused, nothing of it kept',
-    },
-    async (ctx) => {
-      const notes: string[] = [];
-      let kept = false;
-      let fetched = 0;
-      for (const how of ['resolved', 'version'] as const) {
+  for (const how of ['resolved', 'version'] as const)
+    securityCase(
+      {
+        id: `env-registry-shrinkwrap-${how}`,
+        category: 'install',
+        title: `a package of the operator’s registry shipping an npm-shrinkwrap.json whose entry ${how === 'resolved' ? 'resolves at another server' : 'names a URL as its version'}: nothing fetched from it, no environment kept`,
+      },
+      async (ctx) => {
+        const notes: string[] = [];
+        let kept = false;
+        let fetched = 0;
         const w = await world(ctx);
+        // Another host name than the registry's (127.0.0.1), still the test's own loopback listener.
+        const elsewhere = `http://localhost:${w.attacker.port}/attacker/tiny-1.0.0.tgz`;
         const src = join(w.root, 'wrapped-src');
         mkdirSync(src);
         writeFileSync(
@@ -788,10 +782,10 @@ describe('skill environments', () => {
                 how === 'resolved'
                   ? {
                       version: '1.0.0',
-                      resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+                      resolved: elsewhere,
                       integrity: w.integrity,
                     }
-                  : { version: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
+                  : { version: elsewhere },
             },
           }),
         );
@@ -832,19 +826,12 @@ describe('skill environments', () => {
         deniedWhenForced(r);
         const built = readdirSync(w.envsDir).filter((n) => /^[0-9a-f]{64}$/.test(n));
         const note = `exit ${r.code}; environments built: ${built.length}; attacker: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`;
-        const refused =
-          r.code !== 0 &&
-          built.length === 0 &&
-          /node_modules\/wrapped\/node_modules\/tiny.*(from|at)/.test(r.out);
-        kept ||= !refused;
+        // Refused by the post-install check, or failed because npm could not reach the other server: no environment.
+        kept ||= built.length > 0 || r.code === 0;
         fetched += w.attacker.requests.length;
         notes.push(`${how}: ${note}`);
-      }
-      if (kept) return breach(notes.join(' || '));
-      // npm fetches what the shrinkwrap names before the server can see it; the environment is refused afterwards.
-      return fetched === 0
-        ? blockedIf(true, notes.join(' || '))
-        : bestEffort(`nothing from the other server is kept, but npm fetched from it: ${notes.join(' || ')}`);
-    },
-  );
+        if (kept) return breach(notes.join(' || '));
+        return blockedIf(fetched === 0, notes.join(' || '));
+      },
+    );
 });
