@@ -7,7 +7,7 @@ import { hashBundle } from '../skills/bundle-hash.js';
 import { isInside } from '../skills/list-skill-files.js';
 import { checkNodeLock, NODE_RANGE } from './check-node-lock.js';
 import { redactUrl } from './pip-config.js';
-import { tarballManifests } from './tarball-manifests.js';
+import { readTarball, TarballError } from './tarball-manifests.js';
 
 /** Operator overrides for one skill (`dependencies.skills.<name>` in skills-mcp.yaml). */
 export interface EnvOverride {
@@ -139,6 +139,65 @@ function checkNode(name: string, range: string, where: string): string {
   return range;
 }
 
+const LOCKED_FIELDS = ['dependencies', 'optionalDependencies', 'devDependencies', 'peerDependencies'];
+
+/**
+ * The package.json `npm ci` is given with a lock: the skill's name, version and dependency fields only, every
+ * dependency a registry range. npm resolves each of them while checking the lock against package.json (a URL in
+ * `devDependencies` is fetched before npm reports the two out of sync), so all four fields are checked, not only
+ * `dependencies`; `overrides` and `workspaces`, which name other specs and folders, are refused; the rest (scripts,
+ * bundled dependencies, …) is left out.
+ */
+export function lockedManifest(text: string): string {
+  let m: Record<string, unknown>;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new Error('not an object');
+    m = parsed as Record<string, unknown>;
+  } catch (cause) {
+    throw new SkillsError('ENV_SPEC_INVALID', 'package.json is not a JSON object', { cause });
+  }
+  for (const f of ['overrides', 'workspaces'])
+    if (m[f] !== undefined)
+      throw new SkillsError(
+        'ENV_SPEC_INVALID',
+        `package.json: ${f} with a package-lock.json are not installed`,
+        {
+          hint: `Remove \`${f}\` from package.json and regenerate the lock (\`npm install --package-lock-only\`): an environment holds registry packages and the skill's vendored ones only.`,
+        },
+      );
+  const out: Record<string, unknown> = { private: true };
+  if (typeof m.name === 'string' && NODE_NAME.test(m.name)) out.name = m.name;
+  if (typeof m.version === 'string' && NODE_RANGE.test(m.version)) out.version = m.version;
+  for (const f of LOCKED_FIELDS) {
+    const deps = m[f];
+    if (deps === undefined) continue;
+    if (typeof deps !== 'object' || deps === null || Array.isArray(deps))
+      throw new SkillsError('ENV_SPEC_INVALID', `package.json: ${f} is not an object`);
+    const checked: Record<string, string> = {};
+    for (const [k, v] of Object.entries(deps as Record<string, unknown>)) {
+      if (typeof v !== 'string' || !NODE_NAME.test(k) || !NODE_RANGE.test(v))
+        throw refuseNode(
+          `package.json ${f}`,
+          `${k}: ${String(v)}`,
+          'is not a registry version range; with a package-lock.json every dependency field must hold registry ranges only',
+        );
+      checked[k] = v;
+    }
+    out[f] = checked;
+  }
+  const meta = m.peerDependenciesMeta;
+  if (typeof meta === 'object' && meta !== null && !Array.isArray(meta))
+    out.peerDependenciesMeta = Object.fromEntries(
+      Object.entries(meta as Record<string, unknown>).map(([k, v]) => [
+        k,
+        { optional: (v as { optional?: unknown } | null)?.optional === true },
+      ]),
+    );
+  return `${JSON.stringify(out, null, 2)}\n`;
+}
+
 /** Largest vendored tarball read (it is hashed, searched for its manifest and copied into the environment). */
 export const MAX_TARBALL_BYTES = 64 * 1024 * 1024;
 
@@ -203,13 +262,30 @@ function fileDependencySha256(dir: string, rel: string): string {
   if (statSync(real).size > MAX_TARBALL_BYTES)
     throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is larger than 64 MiB`);
   const data = readFileSync(real);
-  const manifests = tarballManifests(data);
-  if (manifests === undefined || manifests.length === 0)
-    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} is not a package tarball`, {
-      hint: 'Vendor the output of `npm pack` (a gzipped tar holding package/package.json).',
-    });
-  for (const m of manifests) checkVendoredManifest(m, `${rel} (package.json)`);
+  for (const m of vendoredTarball(data, rel).manifests) checkVendoredManifest(m, `${rel} (package.json)`);
   return createHash('sha256').update(data).digest('hex');
+}
+
+/**
+ * A vendored tarball read strictly (see `readTarball`): the manifests to check and the archive npm is given, or
+ * ENV_SPEC_INVALID naming what in it is refused.
+ */
+export function vendoredTarball(data: Buffer, rel: string): ReturnType<typeof readTarball> {
+  const hint = 'Vendor the output of `npm pack` (a gzipped tar holding package/package.json), unedited.';
+  let t: ReturnType<typeof readTarball>;
+  try {
+    t = readTarball(data);
+  } catch (cause) {
+    if (!(cause instanceof TarballError)) throw cause;
+    throw new SkillsError('ENV_SPEC_INVALID', `package.json: file:${rel} ${cause.message}`, { hint, cause });
+  }
+  if (t.manifests.length === 0)
+    throw new SkillsError(
+      'ENV_SPEC_INVALID',
+      `package.json: file:${rel} is not a package tarball (no package/package.json)`,
+      { hint },
+    );
+  return t;
 }
 
 const sortedUnique = (xs: readonly string[]) => [...new Set(xs)].sort();
@@ -269,6 +345,7 @@ export function readEnvSpec(
               hint: 'Delete package-lock.json: without it, vendored packages are copied into the environment and registry packages installed by range.',
             },
           );
+        lockedManifest(pkg);
         if (npmRegistry !== undefined) checkNodeLock(lock, npmRegistry);
         nodeLock = sha256(lock);
         sources.push('package-lock.json');

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import {
   chmodSync,
   existsSync,
+  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -16,8 +17,15 @@ import type { Sandbox } from '../sandbox/create-sandbox.js';
 import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan } from '../sandbox/types.js';
 import { copyBundle } from '../skills/copy-bundle.js';
-import { checkNodeLock } from './check-node-lock.js';
-import { fileDependencyPath, MAX_TARBALL_BYTES, readDeclaration, type EnvSpec } from './env-spec.js';
+import { checkInstalledSources, checkNodeLock } from './check-node-lock.js';
+import {
+  fileDependencyPath,
+  lockedManifest,
+  MAX_TARBALL_BYTES,
+  readDeclaration,
+  vendoredTarball,
+  type EnvSpec,
+} from './env-spec.js';
 import { envDir, readManifest, removeTree, type EnvManifest } from './env-store.js';
 import { credentialsIn, withoutCredentials, type PipSettings } from './pip-config.js';
 import { installedNodePackages, installedPythonDists } from './installed-packages.js';
@@ -63,6 +71,9 @@ export function installCommands(spec: EnvSpec, allowSource: boolean): string[] {
   return out;
 }
 
+/** A proxy no one listens on (TCP port 1 of the loopback): requests sent through it fail at once. */
+const NO_PROXY_THERE = 'http://127.0.0.1:1/';
+
 /** Where vendored packages are copied in the folder npm installs into (removed once installed). */
 const VENDOR = '.skills-mcp-vendor';
 
@@ -78,7 +89,8 @@ const vendorChanged = (name: string) =>
 /**
  * Node dependencies for the generated package.json: each `file:` one is first copied from the skill into `work`
  * (checked to hash to what the environment's id covers) and named by that copy, so npm installs the copy (packed
- * and unpacked, `--install-links`) and nothing in the environment points back into a live skill folder.
+ * and unpacked, `--install-links`; a tarball as rebuilt by `readTarball`) and nothing in the environment points back
+ * into a live skill folder.
  */
 async function vendoredDependencies(
   spec: EnvSpec,
@@ -106,7 +118,10 @@ async function vendoredDependencies(
       if (statSync(real).size > MAX_TARBALL_BYTES) throw vendorChanged(name);
       const data = readFileSync(real);
       if (createHash('sha256').update(data).digest('hex') !== want) throw vendorChanged(name);
-      writeFileSync(join(work, `${copy}.tgz`), data, { mode: 0o444, flag: 'wx' });
+      // npm gets the archive rebuilt from what the spec checked, never the original: its tar reader and ours
+      // could read one unusual archive differently (and install a manifest that was never checked).
+      const repacked = vendoredTarball(data, range.slice('file:'.length)).repacked();
+      writeFileSync(join(work, `${copy}.tgz`), repacked, { mode: 0o444, flag: 'wx' });
       deps[name] = `file:${copy}.tgz`;
     }
   }
@@ -114,10 +129,14 @@ async function vendoredDependencies(
   return deps;
 }
 
-/** The skill's package.json or lock file for `npm ci`, read inside the skill; the lock must be the approved one. */
+/**
+ * The skill's package.json (its checked dependency fields only, see `lockedManifest`) or lock file for `npm ci`,
+ * read inside the skill; the lock must be the approved one.
+ */
 function lockedFile(skillDir: string, f: string, spec: EnvSpec, registry: string): Buffer {
   const data = readDeclaration(skillDir, f, 'bytes');
   if (data === undefined) throw new SkillsError('ENV_SPEC_INVALID', `${f} is missing`);
+  if (f === 'package.json') return Buffer.from(lockedManifest(data.toString('utf8')));
   if (f === 'package-lock.json') {
     if (createHash('sha256').update(data).digest('hex') !== spec.nodeLock)
       throw new SkillsError('STALE_BINDING', 'package-lock.json changed after the environment was approved', {
@@ -228,7 +247,8 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
       });
     }
     if (Object.keys(spec.node).length > 0) {
-      // With a lock file: the skill's package.json and lock, verbatim (`npm ci`). Else a package.json of the spec.
+      // With a lock file: the skill's lock verbatim and its package.json's dependency fields (`npm ci`). Else a
+      // package.json of the spec.
       const ci = spec.nodeLock !== undefined;
       const deps = ci ? {} : await vendoredDependencies(spec, d.skillDir, work);
       const files: [string, string | Buffer][] = ci
@@ -248,6 +268,14 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
           // Only the environment's settings count: no user or global npmrc can name another registry.
           npm_config_userconfig: '/dev/null',
           npm_config_globalconfig: '/tmp/no-global-npmrc',
+          // npm follows an npm-shrinkwrap.json shipped inside a registry package, whose entries may name any server:
+          // every host but the registry's goes through a proxy that is never there, so npm cannot reach it.
+          npm_config_proxy: NO_PROXY_THERE,
+          npm_config_https_proxy: NO_PROXY_THERE,
+          npm_config_noproxy: new URL(d.npmRegistry).hostname,
+          // Its refusals are retried: with short pauses (npm's default waits up to a minute between tries).
+          npm_config_fetch_retry_mintimeout: '1000',
+          npm_config_fetch_retry_maxtimeout: '4000',
         },
         cwd: work,
         argv: [
@@ -263,6 +291,15 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
         ],
         readOnlyPaths: [],
       });
+      const record = join(work, 'node_modules', '.package-lock.json');
+      const recorded = lstatSync(record, { throwIfNoEntry: false });
+      checkInstalledSources(
+        recorded?.isFile() === true && recorded.size <= MAX_TARBALL_BYTES
+          ? readFileSync(record, 'utf8')
+          : undefined,
+        d.npmRegistry,
+        VENDOR,
+      );
       if (existsSync(join(work, VENDOR))) removeTree(join(work, VENDOR));
       renameSync(work, join(build, 'node'));
     } else {

