@@ -80,7 +80,10 @@ describe.skipIf(!HAS_CHROMIUM)('approval console in headless Chromium (/usr/bin/
     await page.getByRole('button', { name: 'Approve once' }).click();
     const r = await pending.result;
     expect(r.isError, textOf(r)).toBeFalsy();
-    expect(r.structuredContent).toEqual({ echo: { text: 'hello', note: 'x'.repeat(100) }, ok: true });
+    expect(r.structuredContent).toEqual({
+      echo: { text: 'hello', note: 'x'.repeat(100), token: 'tok-canary' },
+      ok: true,
+    });
     await page.getByText('ran: ok').waitFor();
     expect(s.decisions()).toEqual(['ok:approved:user:console']);
 
