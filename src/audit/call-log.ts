@@ -24,6 +24,8 @@ export interface SharedPending {
   script: string | null;
   approvalKey: string;
   inputSha256: string;
+  /** `tool_call_requested.request_sha256`: all the call asked for; undefined in records of older versions. */
+  requestSha256: string | undefined;
   bundleSha256: string | null;
   /** Who was asked (`approval_requested.channel`): the client's form, the approval console, the terminal. */
   channel: string;

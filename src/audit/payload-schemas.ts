@@ -139,6 +139,10 @@ export const ToolCallRequestedPayloadSchema = z
     approval_key: Sha256Schema.nullable().describe(
       'Approval key (sha256 of the tool and its sanitized request), null for read-only tools',
     ),
+    request_sha256: Sha256Schema.optional().describe(
+      'sha256 of all the call asked for (tool, skill, script as named or module, args, input), for gated calls: ' +
+        'a retry on any replica runs the call only when its own is equal (absent in records of older versions)',
+    ),
     valid: z.boolean().describe('Whether the input validated against the tool schema'),
     read_only: z.boolean().optional().describe('True for tools that never run code'),
     error_code: Code.optional().describe('Why the request is invalid (SkillsError code)'),

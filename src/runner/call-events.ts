@@ -23,6 +23,7 @@ export const requestedEvent = (
     bundle_sha256: call.bundle.sha256,
     ...(call.env === undefined ? {} : { env_sha256: call.env.id }),
     approval_key: call.bound.approvalKey,
+    request_sha256: call.requestSha256,
     valid: true,
     ...withCaller(caller),
   },

@@ -448,8 +448,8 @@ export function createRunner(deps: RunnerDeps): Runner {
 
   /**
    * A retry for a call another server process asked (a log shared by replicas): the call is re-prepared from the
-   * retry's own request and runs only when its approval key, input digest and bundle are the ones recorded when the
-   * person was asked. Deciding it is the claim: the log takes one decision per call (checked in the append
+   * retry's own request and runs only when its request digest (`isSameRequest`), approval key, input digest and
+   * bundle are the ones recorded when the person was asked. Deciding it is the claim: the log takes one decision per call (checked in the append
    * transaction), so of two replicas or two retries exactly one goes on. Undefined when the log has no such call
    * for this session.
    */
@@ -469,6 +469,11 @@ export function createRunner(deps: RunnerDeps): Runner {
     const s = await sessions.get(info);
     await syncGate(audit, s);
     const what = `${sp.skill ?? sp.tool}/${sp.script ?? ''}`;
+    // What the person was asked about, whole (the args and the script's name too, which the key may leave out), by
+    // the rule of a retry in one process. A call an older version asked has no digest: refused, it cannot be told
+    // apart from another (the client asks anew, or its retry lands on the replica holding the call).
+    if (sp.requestSha256 === undefined || !isSameRequest({ requestSha256: sp.requestSha256 }, retry))
+      return mismatch(what);
     let call: PreparedCall;
     try {
       call = await prepare(retry);
@@ -476,6 +481,7 @@ export function createRunner(deps: RunnerDeps): Runner {
       if (!isSkillsError(e)) throw e;
       return mismatch(what);
     }
+    // And what binds it now (the catalog may have changed since): the key, the input, the bundle.
     const same =
       call.bound.approvalKey === sp.approvalKey &&
       call.bound.input.input_sha256 === sp.inputSha256 &&

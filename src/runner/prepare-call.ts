@@ -19,6 +19,7 @@ import { buildArgparseArgv } from './build-argv.js';
 import { checkedArgs } from './argv-limits.js';
 import { realScript, type RealScript } from './real-script.js';
 import { refusePythonStartupHooks } from './python-startup-hooks.js';
+import { requestDigest } from './request-digest.js';
 import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
 import type { SessionInfo } from './session.js';
@@ -58,6 +59,8 @@ export interface PreparedCall {
   input: unknown;
   bundle: Bundle;
   bound: BoundSkillCall;
+  /** What the request asked for, bound ({@link requestDigest}): a retry runs the call only when its own is equal. */
+  requestSha256: string;
   risk: Risk;
   policy: PolicyDecision;
   network: 'none' | 'full';
@@ -156,6 +159,10 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     },
     deps.config.approval.granularity,
   );
+  // Bound like the input above: a request the key could bind has a digest.
+  const requestSha256 = requestDigest(req);
+  if (requestSha256 === undefined)
+    throw new SkillsError('KEY_INVALID', `the request for skill "${skill.name}" cannot be bound`);
   const scan = await deps.scan(skill, bundle.sha256);
   const risk = assessRisk({
     skill,
@@ -185,6 +192,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     input: req.input,
     bundle,
     bound,
+    requestSha256,
     risk,
     policy,
     network,

@@ -169,6 +169,34 @@ describe('the PostgreSQL call log (what the server writes through)', () => {
     expect(await b.getCall('no-such-call')).toBeUndefined();
   });
 
+  it('gives a waiting call with what the person was asked about, and none for a record of an older version', async () => {
+    await a.startSessionAsync(SESSION, { sessionId: 's-pending' });
+    const ask = async (callId: string, over: Parameters<typeof requested>[0]) =>
+      a.appendMany([
+        { type: 'tool_call_requested', sessionId: 's-pending', callId, payload: requested(over) },
+        {
+          type: 'approval_requested',
+          sessionId: 's-pending',
+          callId,
+          payload: {
+            approval_key: sha('key'),
+            channel: 'elicitation',
+            shown: { risk: { level: 'low', code: 'none' }, findings: [] },
+          },
+        },
+      ]);
+    await ask('p-new', { request_sha256: sha('request') });
+    await ask('p-old', {});
+    expect(await b.pendingCall!('p-new')).toMatchObject({
+      sessionId: 's-pending',
+      approvalKey: sha('key'),
+      requestSha256: sha('request'),
+    });
+    const old = await b.pendingCall!('p-old');
+    expect(old).toBeDefined();
+    expect(old?.requestSha256).toBeUndefined();
+  });
+
   it('keeps one valid chain for everything both replicas wrote', async () => {
     const pool = openPgPool({ url: db.writerUrl, env: { PGPASSWORD: db.writer.password } });
     try {

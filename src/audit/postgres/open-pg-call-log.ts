@@ -118,6 +118,7 @@ function pendingOf(
     script: typeof p.script === 'string' ? p.script : null,
     approvalKey: p.approval_key,
     inputSha256: p.input_sha256,
+    requestSha256: typeof p.request_sha256 === 'string' ? p.request_sha256 : undefined,
     bundleSha256: typeof p.bundle_sha256 === 'string' ? p.bundle_sha256 : null,
     channel: String((JSON.parse(asked.payload) as Record<string, unknown>).channel),
   };
