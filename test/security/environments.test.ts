@@ -426,6 +426,11 @@ describe('skill environments', () => {
       nodeSkill(skills, 'skill-b', shared);
       const sw = { ...w, skills };
       const ws = ['--workspace', project];
+      // As reported: skill-b is allowed by a rule (reading a workspace asks under `mode: allow` alone), never re-asked.
+      writeFileSync(
+        w.config,
+        'approval:\n  mode: allow\n  fallback: rules-only\n  rules:\n    - skill: skill-b\n      action: allow\n',
+      );
       const installA = await depsInstall(sw, 'skill-a');
       deniedWhenForced(installA);
       const installB = await depsInstall(sw, 'skill-b');
