@@ -34,7 +34,7 @@ export function startInProcess(o: InProcessOptions): InProcessServer {
   const config = ConfigSchema.parse({
     ...o.config,
     skills: o.skills,
-    approval: { mode: 'allow', fallback: 'rules-only' },
+    approval: { mode: 'allow', fallback: 'rules-only', ...(o.config?.approval as object | undefined) },
   });
   const catalog = loadCatalog(config.skills);
   const log = silentLogger();

@@ -97,14 +97,30 @@ describe.each(['legacy', 'auto'] as const)('package-style scripts and clear fail
   });
 
   it('names a missing command run from Python and from bash, with the host package', async () => {
-    const py = await call({ skill: 'needs-tools', script: 'scripts/convert.py' });
+    // Two commands skills call whose Debian package is known, and which this host does not have (the set-up step
+    // installs LibreOffice and poppler for other tests, so which ones are missing is looked up, not assumed).
+    const known: Array<[string, string]> = [
+      ['soffice', 'libreoffice'],
+      ['pdftoppm', 'poppler-utils'],
+      ['qpdf', 'qpdf'],
+      ['tesseract', 'tesseract-ocr'],
+      ['pandoc', 'pandoc'],
+      ['ffmpeg', 'ffmpeg'],
+      ['jq', 'jq'],
+    ];
+    const absent = known.filter(
+      ([cmd]) => !['/usr/bin', '/bin', '/usr/local/bin'].some((d) => existsSync(join(d, cmd))),
+    );
+    expect(absent.length, 'this host has every command of the list').toBeGreaterThanOrEqual(2);
+    const [[pyCmd, pyPkg], [shCmd, shPkg]] = absent as [[string, string], [string, string]];
+    const py = await call({ skill: 'needs-tools', script: 'scripts/convert.py', args: [pyCmd] });
     expect(py.isError).toBe(true);
-    expect(textOf(py)).toContain('Missing command "soffice"');
-    expect(textOf(py)).toContain('apt-get install libreoffice');
-    const sh = await call({ skill: 'needs-tools', script: 'scripts/thumbs.sh' });
+    expect(textOf(py)).toContain(`Missing command "${pyCmd}"`);
+    expect(textOf(py)).toContain(`apt-get install ${pyPkg}`);
+    const sh = await call({ skill: 'needs-tools', script: 'scripts/thumbs.sh', args: [shCmd] });
     expect(sh.isError).toBe(true);
-    expect(textOf(sh)).toContain('Missing command "pdftoppm"');
-    expect(textOf(sh)).toContain('apt-get install poppler-utils');
+    expect(textOf(sh)).toContain(`Missing command "${shCmd}"`);
+    expect(textOf(sh)).toContain(`apt-get install ${shPkg}`);
   });
 
   it('tells the model where outputs go in the tool description', async () => {

@@ -77,7 +77,14 @@ describe('what real skills need from the sandbox (in-process server, real sandbo
     server = startInProcess({
       skills: [skills],
       root: join(t.dir, 'state'),
-      config: { workspace: ws, sandbox: { read_only_paths: [extra] } },
+      config: {
+        workspace: ws,
+        sandbox: { read_only_paths: [extra] },
+        // Reading a workspace asks under `mode: allow` alone: the operator allows these skills by name.
+        approval: {
+          rules: ['templater', 'writer', 'fetcher', 'reader'].map((skill) => ({ skill, action: 'allow' })),
+        },
+      },
     });
     client = await server.connect('needs');
   });
