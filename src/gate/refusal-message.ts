@@ -43,7 +43,8 @@ export function noApproverMessage(ctx: RefusalContext): string {
     return (
       `${head} The skill is rated high risk, and high-risk skills always need a person's approval. ` +
       'Run it from a client that shows approval prompts (for example Claude Code, Cursor or VS Code), ' +
-      'or from a terminal with `skills-mcp run`.'
+      'approve it in the approval console (start skills-mcp with `--approval-console`), ' +
+      'or run it from a terminal with `skills-mcp run`.'
     );
   }
   const snippet = ['approval:'];
@@ -63,6 +64,7 @@ export function noApproverMessage(ctx: RefusalContext): string {
     '```yaml',
     ...snippet,
     '```',
+    'Or have a person approve each call in the approval console: start skills-mcp with `--approval-console` (it opens the page in your browser when a call waits; `skills-mcp console` prints its link in your terminal).',
   ].join('\n');
 }
 
