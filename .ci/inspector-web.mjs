@@ -297,7 +297,11 @@ async function exercise(page, origin, entry) {
     /bundle [0-9a-f]{12}/,
     /Input: 2 keys, \d+ bytes \(sha256 [0-9a-f]{12}\)/,
     'Sandbox: profile default, network none',
-    'Risk: MEDIUM (input-not-shown)',
+    'Risk: LOW',
+    "Reads: the skill's own files only",
+    // The CSV is shown whole, line by line, under its digest.
+    /csv \(\d+ characters, 9 lines, sha256 [0-9a-f]{12}\):/,
+    '| 1008,north,gizmo,9,4.75,no',
     'Decision',
   ]) {
     const found = typeof expected === 'string' ? message.includes(expected) : expected.test(message);
@@ -327,11 +331,15 @@ async function exercise(page, origin, entry) {
   await refused(page, 'Deny', entry);
   await page.screenshot({ path: join(artifacts, `${entry.name}-denied.png`) });
 
+  // As a person would, the form is read before Decline and Cancel: skills-mcp takes a decline or cancel within 1 s
+  // of asking for an answer given without showing the form (answered_unseen), not as the person's.
   form = await execute(page);
+  await page.waitForTimeout(1_500);
   await form.getByRole('button', { name: 'Decline' }).click();
   await refused(page, 'Decline', entry);
 
   form = await execute(page);
+  await page.waitForTimeout(1_500);
   await form.getByRole('button', { name: 'Cancel' }).click();
   await refused(page, 'Cancel (form dismissed)', entry);
 

@@ -145,10 +145,15 @@ async function change(copyDir: string, i: number): Promise<boolean> {
   return false;
 }
 
-/** `trials` copies and applies of the workspace while the swapper runs; counts what happened. */
-async function trials(race: Race, count: number) {
-  const t = { copies: 0, copyFailed: 0, leaks: 0, applied: 0, written: 0, deleted: 0, refused: 0 };
-  for (let i = 0; i < count; i++) {
+/**
+ * Copies and applies of the workspace while the swapper runs, at least `want.trials` of them and on until
+ * `want.copies` copies got through the race (at most `want.max` trials: how many the race refuses depends on how
+ * the two processes are scheduled); counts what happened.
+ */
+async function trials(race: Race, want: { trials: number; copies: number; max: number }) {
+  const t = { trials: 0, copies: 0, copyFailed: 0, leaks: 0, applied: 0, written: 0, deleted: 0, refused: 0 };
+  for (let i = 0; i < want.max && (i < want.trials || t.copies < want.copies); i++) {
+    t.trials++;
     race.restore();
     let copy;
     try {
@@ -216,9 +221,9 @@ describe('filesystem: copy-in and apply-back raced by a local user', () => {
     async (ctx) => {
       const race = await raceWorkspace(ctx, false);
       const e2e = await endToEnd(ctx, race);
-      const t = await trials(race, 200);
+      const t = await trials(race, { trials: 200, copies: 100, max: 600 });
       race.stillRacing();
-      const note = `3 sandboxed runs (${e2e} refused), 200 trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
+      const note = `3 sandboxed runs (${e2e} refused), ${t.trials} trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
       const damaged = await race.damage();
       if (t.leaks + damaged > 0)
         return breach(
@@ -235,14 +240,14 @@ describe('filesystem: copy-in and apply-back raced by a local user', () => {
       id: 'fs-workspace-swap-race-owner',
       category: 'filesystem',
       title: 'the same race in a workspace that belongs to the swapping user',
-      timeoutMs: 300_000,
+      timeoutMs: 600_000,
     },
     async (ctx) => {
       const race = await raceWorkspace(ctx, true);
       const e2e = await endToEnd(ctx, race);
-      const t = await trials(race, 60);
+      const t = await trials(race, { trials: 60, copies: 30, max: 400 });
       race.stillRacing();
-      const note = `3 sandboxed runs (${e2e} refused), 60 trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
+      const note = `3 sandboxed runs (${e2e} refused), ${t.trials} trials: ${t.copies} copies (${t.copyFailed} refused), ${t.applied} applies: ${t.written} written, ${t.deleted} deleted, ${t.refused} refused`;
       const damaged = await race.damage();
       if (t.leaks + damaged > 0)
         return breach(
