@@ -76,8 +76,9 @@ describe('filesystem: the read-only .git over a workspace copy', () => {
         try {
           r = await readGit(ctx, ws, swap);
         } catch (e) {
-          // A sandbox that refuses to start is safe; the canary's token is the judge.
-          if (!isSkillsError(e)) throw e;
+          // A sandbox that refuses to start is safe; the canary's token is the judge. (SANDBOX_DENIED, when the
+          // sandbox is forced unavailable, is the harness's to judge.)
+          if (!isSkillsError(e) || e.code === 'SANDBOX_DENIED') throw e;
           if (String(e).includes(token)) return breach('the canary token shows in the error');
           return blocked(`the run did not start: ${String(e).slice(0, 200)}`);
         }
