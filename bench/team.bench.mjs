@@ -16,19 +16,8 @@
 // Knobs: BENCH_TEAM_CLIENTS (default 50), BENCH_TEAM_CALLS (calls per client, default 20), BENCH_TEAM_RUNS
 // (approved runs, default 20), BENCH_TEAM_ROUNDS (rounds, default 3: each scenario is reported as the median of
 // the rounds, errors summed over all of them).
-import { spawn, spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  chownSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  writeFileSync,
-} from 'node:fs';
-import { createServer } from 'node:net';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -36,8 +25,8 @@ import process from 'node:process';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import { removeTree } from '../dist/envs/env-store.js';
+import { child, freePort, median, out, percentile, round, startPostgres, table } from './support.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
@@ -60,37 +49,7 @@ const CALLS = intEnv('BENCH_TEAM_CALLS', 20);
 const RUNS = intEnv('BENCH_TEAM_RUNS', 20);
 const ROUNDS = intEnv('BENCH_TEAM_ROUNDS', 3);
 
-const out = (line = '') => void process.stdout.write(`${line}\n`);
 const note = (line) => void process.stderr.write(`team.bench: ${line}\n`);
-const percentile = (xs, p) => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s.length === 0 ? null : s[Math.max(0, Math.ceil((p / 100) * s.length) - 1)];
-};
-const round = (x, digits = 1) => (x === null || x === undefined ? null : Number(x.toFixed(digits)));
-
-const freePort = () =>
-  new Promise((ok, fail) => {
-    const s = createServer();
-    s.once('error', fail);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => ok(port));
-    });
-  });
-
-/** A child process whose stderr is kept; `stop` ends it by its pid. */
-function child(command, args, env = {}) {
-  const proc = spawn(command, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...env } });
-  let stderr = '';
-  proc.stderr.setEncoding('utf8').on('data', (d) => (stderr += d));
-  const exited = new Promise((r) => proc.once('exit', (code, signal) => r(code ?? signal)));
-  const stop = async () => {
-    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGTERM');
-    await exited;
-  };
-  return { proc, exited, stop, stderr: () => stderr };
-}
-
 /** A replica; resolves with its port once it listens, or throws with its stderr if it exits first. */
 async function startReplica(ctx, name, audit, env) {
   const r = child(
@@ -285,98 +244,6 @@ async function withStack(ctx, n, opts, fn) {
   }
 }
 
-/** A PostgreSQL server in a temp folder (unix socket only), an audit database migrated as its owner, a writer role. */
-async function startPostgres(ctx) {
-  const root = '/usr/lib/postgresql';
-  const version = existsSync(root) ? readdirSync(root).sort((a, b) => Number(b) - Number(a))[0] : undefined;
-  if (version === undefined)
-    throw new Error('no PostgreSQL server programs: run `node scripts/setup.mjs test`');
-  const bin = join(root, version, 'bin');
-  const dir = join(ctx.tmp, 'pg');
-  mkdirSync(dir, { mode: 0o700 });
-  const asRoot = process.getuid?.() === 0;
-  if (asRoot) {
-    const f = readFileSync('/etc/passwd', 'utf8')
-      .split('\n')
-      .find((l) => l.startsWith('postgres:'))
-      .split(':');
-    chownSync(dir, Number(f[2]), Number(f[3]));
-  }
-  const run = (program, args) => {
-    const argv = asRoot
-      ? ['/usr/sbin/runuser', '-u', 'postgres', '--', join(bin, program), ...args]
-      : [join(bin, program), ...args];
-    const r = spawnSync(argv[0], argv.slice(1), { encoding: 'utf8', cwd: dir, timeout: 60_000 });
-    if (r.status !== 0) throw new Error(`${program}: ${r.stderr}`);
-  };
-  const data = join(dir, 'data');
-  run('initdb', [
-    '-D',
-    data,
-    '-U',
-    'postgres',
-    '-E',
-    'UTF8',
-    '--no-sync',
-    '--auth-local=trust',
-    '--auth-host=reject',
-  ]);
-  writeFileSync(join(data, 'pg_hba.conf'), 'local all postgres trust\nlocal all all scram-sha-256\n');
-  run('pg_ctl', [
-    '-D',
-    data,
-    '-l',
-    join(dir, 'log'),
-    '-w',
-    '-o',
-    `-k ${dir} -c listen_addresses=''`,
-    'start',
-  ]);
-  const stop = () => run('pg_ctl', ['-D', data, '-m', 'fast', '-w', 'stop']);
-  try {
-    const owner = { user: 'bench_owner', password: randomBytes(12).toString('hex') };
-    const writer = { user: 'bench_writer', password: randomBytes(12).toString('hex') };
-    const su = new pg.Client({ host: dir, user: 'postgres', database: 'postgres' });
-    await su.connect();
-    await su.query(`CREATE ROLE ${owner.user} LOGIN PASSWORD '${owner.password}'`);
-    await su.query(`CREATE ROLE ${writer.user} LOGIN PASSWORD '${writer.password}'`);
-    await su.query(`CREATE DATABASE bench_audit OWNER ${owner.user}`);
-    await su.query(`REVOKE ALL ON DATABASE bench_audit FROM PUBLIC`);
-    await su.query(`GRANT CONNECT ON DATABASE bench_audit TO ${writer.user}`);
-    await su.end();
-    const { migratePgAudit } = await import('../dist/audit/postgres/migrate-pg-audit.js');
-    const c = new pg.Client({
-      host: dir,
-      user: owner.user,
-      password: owner.password,
-      database: 'bench_audit',
-    });
-    await c.connect();
-    await migratePgAudit(c, { writer: writer.user });
-    await c.end();
-    return {
-      url: `postgres://${writer.user}@/bench_audit?host=${encodeURIComponent(dir)}`,
-      env: { PGPASSWORD: writer.password },
-      stop,
-    };
-  } catch (e) {
-    stop();
-    throw e;
-  }
-}
-
-function table(rows) {
-  const widths = rows[0].map((_, c) => Math.max(...rows.map((r) => String(r[c]).length)));
-  for (const [i, r] of rows.entries()) {
-    out(
-      r
-        .map((cell, c) => (c === 0 ? String(cell).padEnd(widths[c]) : String(cell).padStart(widths[c])))
-        .join('  '),
-    );
-    if (i === 0) out(widths.map((w) => '-'.repeat(w)).join('  '));
-  }
-}
-
 /** One round: each topology's read-only load and approved runs, then the audited load with SQLite and PostgreSQL. */
 async function oneRound(ctx, pgServer) {
   const r = { topologies: {}, audited: {} };
@@ -399,13 +266,6 @@ async function oneRound(ctx, pgServer) {
         };
   return r;
 }
-
-const median = (xs) => {
-  const s = xs.filter((x) => typeof x === 'number').sort((a, b) => a - b);
-  if (s.length === 0) return null;
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
-};
 
 /** One scenario over all rounds: errors summed, calls/s and latencies as medians of the rounds. */
 const across = (samples) => {
@@ -430,7 +290,7 @@ async function main() {
   let pgServer = {};
   try {
     try {
-      pgServer = await startPostgres(ctx);
+      pgServer = await startPostgres(ctx.tmp);
     } catch (e) {
       pgServer = { reason: String(e instanceof Error ? e.message : e).split('\n')[0] };
     }
