@@ -16,7 +16,8 @@ export function checkTokenType(typ: unknown, accepted: readonly string[]): strin
   const shown = accepted.filter((t) => t !== '').join(', ');
   if (typ === undefined)
     return wanted.has('') ? undefined : `the token has no typ header; an access token says ${shown}`;
-  if (typeof typ === 'string' && typ !== '' && wanted.has(normalizeTokenType(typ))) return undefined;
+  const given = typeof typ === 'string' ? normalizeTokenType(typ) : '';
+  if (given !== '' && wanted.has(given)) return undefined;
   return `the token is not an access token: its typ header is not ${shown}`;
 }
 
