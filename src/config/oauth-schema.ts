@@ -65,12 +65,52 @@ export const OAuthConfigSchema = z
     groups_claim: Claim.default('groups').describe(
       'Claim listing the groups of the person (a list of strings, or one string) that `caller.groups` in policy rules match; a dotted name such as `realm_access.roles` also finds a nested claim. When the claim holds anything else, or the issuer left it out as too long (`_claim_names`), the groups are unknown: rules that deny by group apply, rules that allow or ask by group do not.',
     ),
+    accepted_token_types: z
+      .array(
+        z
+          .string()
+          .max(64)
+          .regex(/^[\x21-\x7e]*$/, 'a media type without spaces, or "" for a token without a typ header'),
+      )
+      .min(1)
+      .default(['at+jwt'])
+      .describe(
+        'The `typ` header values accepted, compared without case and with or without `application/`. Default: only RFC 9068 access tokens (`at+jwt`), so ID tokens, logout tokens and DPoP proofs signed by the same issuer are refused. Issuers that mark access tokens `JWT` (Entra ID always; Keycloak and Auth0 by default) need `[at+jwt, JWT]`; `""` also accepts a token without `typ`.',
+      ),
+    max_token_lifetime_seconds: z
+      .int()
+      .min(60)
+      .max(31 * 86400)
+      .default(86400)
+      .describe(
+        'Longest lifetime (`exp` − `iat`) a token may have. Tokens must carry `iat` (RFC 9068 requires it) and it may not be later than now plus 30 s of clock skew.',
+      ),
+    jwks_max_age_seconds: z
+      .int()
+      .min(1)
+      .max(86400)
+      .default(300)
+      .describe(
+        "Longest time the issuer's key set is used before it is fetched again, so a key the issuer removed stops verifying within it (sooner when the key set's Cache-Control max-age is shorter). While the key set cannot be fetched after that, tokens get 503.",
+      ),
+    jwks_min_refetch_seconds: z
+      .int()
+      .min(1)
+      .max(300)
+      .default(5)
+      .describe(
+        "Shortest time between two fetches of the issuer's key set. A token signed with a key not in the set fetches it again at once, or waits out the rest of this interval and then fetches it, so a newly published key works on its first request and unknown key ids cannot flood the issuer.",
+      ),
     hash_subjects: z
       .boolean()
       .default(false)
       .describe(
         "Record only the sha256 of each caller's subject in the audit log (`subject_sha256`) instead of the subject itself.",
       ),
+  })
+  .refine((o) => o.jwks_min_refetch_seconds <= o.jwks_max_age_seconds, {
+    message: 'jwks_min_refetch_seconds must not exceed jwks_max_age_seconds',
+    path: ['jwks_min_refetch_seconds'],
   })
   .describe(
     'Sign-in with OAuth (JWT access tokens from your issuer) instead of one shared token: per-person grants, policy and audit.',

@@ -102,6 +102,34 @@ describe('OAuth configuration', () => {
     expect(r.stderr).toContain('http.oauth.scopes.run: read and run must be different scopes');
   });
 
+  it('exits 2 when the key set may be refetched less often than it expires', () => {
+    const config = join(dir(), 'skills-mcp.yaml');
+    writeFileSync(
+      config,
+      'http:\n  oauth:\n    issuer: https://idp.example\n    resource: https://skills.example/mcp\n' +
+        '    jwks_max_age_seconds: 10\n    jwks_min_refetch_seconds: 30\n',
+    );
+    const r = serve(['--config', config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'http.oauth.jwks_min_refetch_seconds: jwks_min_refetch_seconds must not exceed jwks_max_age_seconds',
+    );
+  });
+
+  it('exits 2 when no token type is accepted', () => {
+    const config = join(dir(), 'skills-mcp.yaml');
+    writeFileSync(
+      config,
+      'http:\n  oauth:\n    issuer: https://idp.example\n    resource: https://skills.example/mcp\n' +
+        '    accepted_token_types: []\n',
+    );
+    const r = serve(['--config', config]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(
+      'http.oauth.accepted_token_types: Too small: expected array to have >=1 items',
+    );
+  });
+
   it('exits 2 for a policy rule whose caller lists nobody', () => {
     const config = join(dir(), 'skills-mcp.yaml');
     writeFileSync(config, 'approval:\n  rules:\n    - { skill: pdf, caller: {}, action: allow }\n');
@@ -123,7 +151,7 @@ describe('OAuth configuration', () => {
         },
         body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
       });
-    const jwtShaped = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl';
+    const jwtShaped = 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl'; // typ at+jwt: the keys are needed
     for (let i = 0; i < 2; i++) {
       const res = await post(`Bearer ${jwtShaped}`);
       expect(res.status).toBe(503);
@@ -162,7 +190,7 @@ describe('OAuth configuration', () => {
     cleanups.push(() => void issuerServer.close());
     const issuer = `http://127.0.0.1:${(issuerServer.address() as { port: number }).port}`;
     const url = await serveSignedInBy(issuer);
-    const jwtShaped = 'eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl';
+    const jwtShaped = 'eyJhbGciOiJFUzI1NiIsInR5cCI6ImF0K2p3dCJ9.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJl'; // typ at+jwt: the keys are needed
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) {
       const res = await fetch(url, {

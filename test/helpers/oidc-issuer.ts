@@ -1,6 +1,6 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWTPayload } from 'jose';
+import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK, type JWTPayload } from 'jose';
 import Provider from 'oidc-provider';
 
 /** A person of the test issuer: a client_credentials client whose `sub` is its client id. */
@@ -14,10 +14,21 @@ export interface OidcIssuer {
   issuer: string;
   /** A real access token from the issuer's token endpoint (client_credentials, RFC 8707 `resource`). */
   token(person: string, scope: string, resource: string): Promise<string>;
-  /** A token signed with the issuer's own key, with exactly these claims (for expired or wrong-issuer tokens). */
-  sign(claims: JWTPayload): Promise<string>;
+  /**
+   * A token signed with the issuer's own key, with exactly these claims (for expired or wrong-issuer tokens); the
+   * header says `typ: at+jwt` and the first key's `kid` unless told otherwise (`typ: null` leaves `typ` out).
+   */
+  sign(claims: JWTPayload, header?: { typ?: string | null; kid?: string }): Promise<string>;
   /** A token with the same header (`kid`) signed by a key the issuer does not publish. */
   signWithOtherKey(claims: JWTPayload): Promise<string>;
+  /** Generates a key and publishes it in the issuer's JWKS under `kid`; `sign(…, { kid })` then signs with it. */
+  publishKey(kid: string): Promise<void>;
+  /** Takes `kid` out of the published JWKS (tokens it signed stay signed). */
+  unpublishKey(kid: string): void;
+  /** The `Cache-Control` header the JWKS is served with from now on (none by default). */
+  setJwksCacheControl(value: string | undefined): void;
+  /** How many times the JWKS has been fetched. */
+  jwksFetches(): number;
   close(): Promise<void>;
 }
 
@@ -32,8 +43,15 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const { privateKey } = await generateKeyPair('ES256', { extractable: true });
+  const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
   const jwk = { ...(await exportJWK(privateKey)), kid: KID, alg: 'ES256', use: 'sig' };
+  // The JWKS is served from here, not by the provider, so keys can be published and withdrawn while it runs.
+  const signing = new Map<string, CryptoKey>([[KID, privateKey]]);
+  const published = new Map<string, JWK>([
+    [KID, { ...(await exportJWK(publicKey)), kid: KID, alg: 'ES256', use: 'sig' }],
+  ]);
+  let cacheControl: string | undefined;
+  let fetches = 0;
   const groups = new Map(people.map((p) => [p.id, p.groups]));
   const provider = new Provider(issuer, {
     clients: people.map((p) => ({
@@ -70,10 +88,26 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
     },
   });
   const handle = provider.callback();
-  server.on('request', (req, res) => void handle(req, res));
+  server.on('request', (req, res) => {
+    if (req.method !== 'GET' || req.url !== '/jwks') return void handle(req, res);
+    fetches++;
+    res.writeHead(200, {
+      'content-type': 'application/jwk-set+json',
+      ...(cacheControl === undefined ? {} : { 'cache-control': cacheControl }),
+    });
+    res.end(JSON.stringify({ keys: [...published.values()] }));
+  });
 
-  const signWith = (key: CryptoKey, claims: JWTPayload) =>
-    new SignJWT(claims).setProtectedHeader({ alg: 'ES256', typ: 'at+jwt', kid: KID }).sign(key);
+  const signWith = (
+    key: CryptoKey,
+    claims: JWTPayload,
+    header: { typ?: string | null; kid?: string } = {},
+  ) => {
+    const typ = header.typ === undefined ? 'at+jwt' : header.typ;
+    return new SignJWT(claims)
+      .setProtectedHeader({ alg: 'ES256', kid: header.kid ?? KID, ...(typ === null ? {} : { typ }) })
+      .sign(key);
+  };
 
   return {
     issuer,
@@ -91,11 +125,23 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
         throw new Error(`token endpoint: ${res.status} ${JSON.stringify(body)}`);
       return body.access_token;
     },
-    sign: (claims) => signWith(privateKey, claims),
+    sign(claims, header) {
+      const key = signing.get(header?.kid ?? KID);
+      if (key === undefined) throw new Error(`no key ${header?.kid}`);
+      return signWith(key, claims, header);
+    },
     async signWithOtherKey(claims) {
       const other = await generateKeyPair('ES256');
       return signWith(other.privateKey, claims);
     },
+    async publishKey(kid) {
+      const pair = await generateKeyPair('ES256');
+      signing.set(kid, pair.privateKey);
+      published.set(kid, { ...(await exportJWK(pair.publicKey)), kid, alg: 'ES256', use: 'sig' });
+    },
+    unpublishKey: (kid) => void published.delete(kid),
+    setJwksCacheControl: (value) => void (cacheControl = value),
+    jwksFetches: () => fetches,
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();

@@ -5,13 +5,15 @@ import {
   verifyBearerToken,
   type OAuthTokenVerifier,
 } from '@modelcontextprotocol/server';
-import { createRemoteJWKSet, customFetch, errors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, errors, jwtVerify, type JWTPayload, type JWTVerifyGetKey } from 'jose';
 import { isSecureUrl, type OAuthConfig } from '../../config/oauth-schema.js';
 import type { Caller } from '../../gate/caller.js';
 import type { Logger } from '../../log.js';
 import { requestAuthInfo } from '../../mcp/auth-info.js';
 import { bearerTokenOf, type Authenticate, type AuthResult } from './bearer-auth.js';
 import { boundedFetch } from './bounded-fetch.js';
+import { checkTokenTimes, checkTokenType } from './check-token-profile.js';
+import { createIssuerKeys } from './issuer-keys.js';
 import { bearerChallenge, type ProtectedResource } from './protected-resource.js';
 
 /** Signature algorithms accepted: asymmetric only, so neither `none` nor an HMAC keyed with a public key passes. */
@@ -35,7 +37,7 @@ function whyRefused(err: errors.JOSEError): string {
     if (err.claim === 'iss') return 'the token was not issued by the configured issuer';
     if (err.claim === 'aud') return 'the token was not issued for this resource';
     if (err.claim === 'nbf') return 'the token is not valid yet';
-    return `the token's "${err.claim}" claim is missing or invalid`;
+    return `the token's ${err.claim} claim is missing or invalid`;
   }
   if (err instanceof errors.JOSEAlgNotAllowed) return 'the token is not signed with an allowed algorithm';
   if (err instanceof errors.JWKSNoMatchingKey)
@@ -107,9 +109,10 @@ const callerPrincipal = (issuer: string, subject: string): string =>
   createHash('sha256').update(`${issuer}\n${subject}`, 'utf8').digest('hex').slice(0, 32);
 
 /**
- * Verifies JWT access tokens of the configured issuer (RFC 9068 style): signature against the issuer's JWKS
- * (fetched on first need, refreshed by jose when an unknown key id shows up), `iss`, `aud` = this resource, `exp`,
- * `nbf`, then a subject. The caller is the token's issuer and subject; the groups come from the groups claim.
+ * Verifies JWT access tokens of the configured issuer (RFC 9068): the `typ` header (`at+jwt`, or as configured),
+ * the signature against the issuer's key set (see `createIssuerKeys` for when it is fetched again), `iss`, `aud` =
+ * this resource, `exp`, `nbf`, `iat` (present, not in the future, within the maximum lifetime of `exp`), then a
+ * subject. The caller is the token's issuer and subject; the groups come from the groups claim.
  */
 function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier {
   // Every fetch from the issuer goes through here: bounded in size, and not repeated for a while after one failed,
@@ -125,14 +128,16 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
       throw err;
     }
   };
-  let keys: Promise<ReturnType<typeof createRemoteJWKSet>> | undefined;
+  let keys: Promise<JWTVerifyGetKey> | undefined;
   const jwks = () =>
     (keys ??= (async () => {
       const uri = oauth.jwks_uri ?? (await discoverJwksUri(oauth.issuer, issuerFetch));
       log.info({ jwks_uri: uri }, 'verifying access tokens with the issuer keys');
-      return createRemoteJWKSet(new URL(uri), {
-        timeoutDuration: FETCH_TIMEOUT_MS,
-        [customFetch]: issuerFetch,
+      return createIssuerKeys(new URL(uri), {
+        maxAgeMs: oauth.jwks_max_age_seconds * 1000,
+        minRefetchMs: oauth.jwks_min_refetch_seconds * 1000,
+        timeoutMs: FETCH_TIMEOUT_MS,
+        fetch: issuerFetch,
       });
     })().catch((err: unknown) => {
       keys = undefined;
@@ -140,6 +145,15 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
     }));
   return {
     async verifyAccessToken(token) {
+      // The header first: a token of another kind is refused without fetching keys for it.
+      let typ: unknown;
+      try {
+        ({ typ } = decodeProtectedHeader(token));
+      } catch {
+        throw invalid('the token is not a valid signed JWT');
+      }
+      const wrongType = checkTokenType(typ, oauth.accepted_token_types);
+      if (wrongType !== undefined) throw invalid(wrongType);
       let payload: JWTPayload;
       try {
         ({ payload } = await jwtVerify(token, await jwks(), {
@@ -147,7 +161,7 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
           audience: oauth.resource,
           algorithms: ALGORITHMS,
           clockTolerance: CLOCK_TOLERANCE_S,
-          requiredClaims: ['exp'],
+          requiredClaims: ['exp', 'iat'],
         }));
       } catch (err) {
         // Specific jose errors are about the token; anything else (network, timeouts, a broken key set) is about
@@ -162,6 +176,12 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
         if (err instanceof IssuerUnavailable) throw err;
         throw new IssuerUnavailable('the issuer keys cannot be fetched', { cause: err });
       }
+      const wrongTimes = checkTokenTimes(payload, {
+        now: Math.floor(Date.now() / 1000),
+        skew: CLOCK_TOLERANCE_S,
+        maxLifetime: oauth.max_token_lifetime_seconds,
+      });
+      if (wrongTimes !== undefined) throw invalid(wrongTimes);
       const subject = claimAt(payload, oauth.subject_claim);
       if (typeof subject !== 'string' || subject === '' || subject.length > 256)
         throw invalid(`the token has no "${oauth.subject_claim}" claim naming the caller`);
