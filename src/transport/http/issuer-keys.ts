@@ -59,7 +59,7 @@ export function createIssuerKeys(url: URL, o: IssuerKeysOptions): JWTVerifyGetKe
   const refetchSoon = () =>
     (refetch ??= (async () => {
       const wait = fetchedAt + o.minRefetchMs - now();
-      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait).unref());
       await remote.reload();
     })().finally(() => {
       refetch = undefined;
