@@ -43,7 +43,11 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
   try {
     // The key first: every event this server appends, recovery's too, is marked as written by its holder.
     key = loadWriterKey(settings.anchors.keyFile, log);
-    store = openAuditStore({ path: settings.path, log, ...(key === undefined ? {} : { writerKey: key.key }) });
+    store = openAuditStore({
+      path: settings.path,
+      log,
+      ...(key === undefined ? {} : { writerKey: key.key }),
+    });
   } catch (e) {
     post({ kind: 'failed', error: encodeError(e) });
     port.close();

@@ -26,10 +26,7 @@ const macOf = (key: Buffer, m: { first: number; last: number; head: string }) =>
 /** Whether `mark` was made with `key` for the events whose last one hashes to `head` (constant time). */
 export function isMarkSigned(key: Buffer, mark: WriterMark, head: string | undefined): boolean {
   if (head === undefined || !/^[0-9a-f]{64}$/.test(mark.mac)) return false;
-  return timingSafeEqual(
-    Buffer.from(macOf(key, { ...mark, head }), 'hex'),
-    Buffer.from(mark.mac, 'hex'),
-  );
+  return timingSafeEqual(Buffer.from(macOf(key, { ...mark, head }), 'hex'), Buffer.from(mark.mac, 'hex'));
 }
 
 /** Every mark in the database, by first event (none in a log from before marks). */

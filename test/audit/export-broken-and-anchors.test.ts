@@ -35,7 +35,7 @@ describe('audit export: a broken chain is said, and the anchors go with the even
       anchoring.anchorNow();
     }
     anchoring.stop();
-    events = store.eventCount();
+    events = store.verify().events;
     store.close();
     // Event 5's payload (a decision) edited in place, not re-hashed: the chain breaks there; the anchors' heads still match.
     broken = join(t.dir, 'broken.db');
@@ -58,7 +58,11 @@ describe('audit export: a broken chain is said, and the anchors go with the even
     expect(out.slice(0, events).every((l) => typeof l.hash === 'string')).toBe(true);
     const anchorLines = readFileSync(file, 'utf8').trim().split('\n');
     expect(ofKind('anchor')).toHaveLength(anchorLines.length);
-    expect(ofKind('anchor').at(-1)).toEqual({ record: 'anchor', line: anchorLines.length, ...JSON.parse(anchorLines.at(-1)!) });
+    expect(ofKind('anchor').at(-1)).toEqual({
+      record: 'anchor',
+      line: anchorLines.length,
+      ...JSON.parse(anchorLines.at(-1)!),
+    });
     expect(ofKind('anchor_copy')).toHaveLength(1);
     expect(ofKind('writer_mark').length).toBeGreaterThan(0);
     expect(out.at(-1)).toEqual({ record: 'export_summary', events, chain: 'ok' });

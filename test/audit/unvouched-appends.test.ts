@@ -40,9 +40,14 @@ describe('appends no server made (built binary, real sandbox)', () => {
       const req = store.append({
         type: 'tool_call_requested',
         sessionId: s.sessionId,
-        payload: requested({ tool: 'echo', skill: 'echo', script: 'scripts/main.py', approval_key: sha('k') }),
+        payload: requested({
+          tool: 'echo',
+          skill: 'echo',
+          script: 'scripts/main.py',
+          approval_key: sha('k'),
+        }),
       });
-      const callId = req.callId!;
+      const callId = req.callId;
       const on = { sessionId: s.sessionId, callId };
       store.append({
         type: 'policy_decided',
