@@ -9,6 +9,10 @@ import { canonicalJson } from '../canonical-json.js';
  * is HMAC-SHA256 over the canonical JSON of the other fields, with a key kept outside the database, so whoever can
  * only write the database and the anchor file cannot make an anchor that matches a rewritten chain.
  *
+ * `marks_from` (anchors written since writer marks exist): from that event on, an event is vouched for only by a
+ * writer mark (`writer-mark.ts`), whatever anchors cover it; the events before it, by the anchors alone (they were
+ * written before marks, or accepted by `audit reanchor`).
+ *
  * The database keeps a copy of the newest anchor, signed for that purpose (`copy`): a line of the file cannot stand
  * in for it, so rolling the copy back to an older anchor needs an old copy of the database, not just the file.
  */
@@ -20,6 +24,7 @@ export interface AnchorRecord {
   head: string;
   first: string;
   reanchored?: true;
+  marks_from?: number;
   mac: string;
 }
 
@@ -41,6 +46,7 @@ const macOf = (key: Buffer, a: UnsignedAnchor, purpose: AnchorPurpose) =>
         head: a.head,
         first: a.first,
         ...(a.reanchored === true ? { reanchored: true } : {}),
+        ...(a.marks_from === undefined ? {} : { marks_from: a.marks_from }),
       }),
       'utf8',
     )
@@ -62,7 +68,8 @@ export const sameAnchor = (a: UnsignedAnchor, b: UnsignedAnchor): boolean =>
   a.events === b.events &&
   a.head === b.head &&
   a.first === b.first &&
-  a.reanchored === b.reanchored;
+  a.reanchored === b.reanchored &&
+  a.marks_from === b.marks_from;
 
 const count = (n: unknown, min: number) => Number.isSafeInteger(n) && (n as number) >= min;
 
@@ -83,6 +90,7 @@ export function parseAnchor(line: string): AnchorRecord | string {
     !count(a.ts, 0) ||
     !count(a.events, 0) ||
     (a.reanchored !== undefined && a.reanchored !== true) ||
+    (a.marks_from !== undefined && !count(a.marks_from, 1)) ||
     ![a.head, a.first, a.mac].every((h) => typeof h === 'string' && HEX64.test(h))
   )
     return 'not an anchor record';

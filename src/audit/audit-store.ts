@@ -2,6 +2,7 @@ import type { CallLog } from './call-log.js';
 import type { EventType } from './event-types.js';
 import type { ExportedEvent } from './parse-event-row.js';
 import type { ChainPoint } from './verify-chain.js';
+import type { WriterMark } from './writer-mark.js';
 import type { ProjectionDifference } from './compare-projections.js';
 import type {
   AppendInput,
@@ -77,6 +78,17 @@ export interface AuditStore extends CallLog {
    * no other writer, in this process or another, runs meanwhile. A throw rolls back.
    */
   withWriteLock<T>(fn: () => T): T;
+  /** The writer marks (`writer-mark.ts`): which events a holder of the anchor key appended. */
+  writerMarks(): WriterMark[];
+  /** The last event this store appended (and marked) that still holds, or undefined (none, or no key). */
+  ownHead(): ChainPoint | undefined;
+  /**
+   * Runs `fn` in one read transaction: every read it makes on this store sees the same snapshot of the log, however
+   * busy its writers (SQLite WAL: the snapshot is taken at the first read). Do not write inside it.
+   */
+  readSnapshot<T>(fn: () => T): T;
+  /** How many events the log holds (rows, whether or not they verify). */
+  eventCount(): number;
   /** The hash of one event, without parsing it. */
   hashAt(eventId: number): string | undefined;
   getEvent(eventId: number): AuditEvent | undefined;

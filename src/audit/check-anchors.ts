@@ -29,6 +29,10 @@ export interface AnchorCheck {
   latest?: AnchorPoint;
   /** The newest anchor `audit reanchor` wrote: what happened before it is no longer proven. */
   reanchored?: AnchorPoint;
+  /** The most events any matching anchor covers (0 when none matches). */
+  covered: number;
+  /** `marks_from` of the newest matching anchor that has one: from that event on, only writer marks vouch. */
+  marksFrom?: number;
   problems: AnchorProblem[];
 }
 
@@ -36,6 +40,12 @@ export interface AnchorCheck {
 export interface ChainView {
   events: number;
   hashAt(eventId: number): string | undefined;
+  /**
+   * For a log read while it is written: whether an anchor naming more events than this view holds is newer than the
+   * view (the log, read again after the view and the anchor file, still holds that event with that hash). Without
+   * it, such an anchor is truncation.
+   */
+  newer?(a: AnchorRecord): boolean;
 }
 
 /** The two places anchors are kept: the file (the proof) and the database's copy of the newest one (a witness). */
@@ -44,6 +54,12 @@ export interface AnchorEvidence {
   lines: string[] | undefined;
   /** The copy of the newest anchor the database keeps (`AuditStore.lastAnchor`), or undefined. */
   copy: string | undefined;
+  /**
+   * For a live log: the copy read again after the file (the snapshot's `copy` was read before it). The file may
+   * be at most one anchor ahead of this one; anchors written between the snapshot and the file read are not a
+   * rolled-back copy.
+   */
+  copyNow?: string | undefined;
 }
 
 const MAX_PROBLEMS = 20;
@@ -67,6 +83,8 @@ export function checkAnchors(evidence: AnchorEvidence, key: Buffer, chain: Chain
   let previous: AnchorRecord | undefined;
   let latest: AnchorPoint | undefined;
   let reanchored: AnchorPoint | undefined;
+  let covered = 0;
+  let marksFrom: { seq: number; from: number } | undefined;
   (evidence.lines ?? []).forEach((text, i) => {
     const line = i + 1;
     const a = parseAnchor(text);
@@ -87,9 +105,13 @@ export function checkAnchors(evidence: AnchorEvidence, key: Buffer, chain: Chain
     previous = a;
     bySeq.set(a.seq, a);
     if (a.reanchored === true) reanchored = a;
+    if (a.events > chain.events && chain.newer?.(a) === true) return; // newer than the view: not its business
     const mismatch = chainMismatch(a, chain);
     if (mismatch !== undefined) return problem({ line, ...mismatch });
     matched++;
+    covered = Math.max(covered, a.events);
+    if (a.marks_from !== undefined && (marksFrom === undefined || a.seq > marksFrom.seq))
+      marksFrom = { seq: a.seq, from: a.marks_from };
     if (latest === undefined || a.seq > latest.seq) latest = { seq: a.seq, ts: a.ts, events: a.events };
   });
 
@@ -121,7 +143,7 @@ export function checkAnchors(evidence: AnchorEvidence, key: Buffer, chain: Chain
         kind: 'replaced',
         detail: `the file's anchor #${copy.seq} is not the one the database records`,
       });
-    else if (previous.seq > copy.seq + 1)
+    else if (previous.seq > Math.max(copy.seq, seqOf(key, evidence.copyNow)) + 1)
       problem({
         kind: 'copy_behind',
         detail: `the file holds anchors up to #${previous.seq}; the database's copy stops at #${copy.seq}: it was rolled back`,
@@ -144,9 +166,17 @@ export function checkAnchors(evidence: AnchorEvidence, key: Buffer, chain: Chain
     matched,
     ...(latest === undefined ? {} : { latest }),
     ...(reanchored === undefined ? {} : { reanchored }),
+    covered,
+    ...(marksFrom === undefined ? {} : { marksFrom: marksFrom.from }),
     problems,
   };
 }
+
+/** The seq of a signed copy, 0 when there is none. */
+const seqOf = (key: Buffer, text: string | undefined): number => {
+  const a = text === undefined ? undefined : parseAnchor(text);
+  return typeof a === 'object' && isAnchorSigned(key, a, 'copy') ? a.seq : 0;
+};
 
 function chainMismatch(a: AnchorRecord, chain: ChainView): Omit<AnchorProblem, 'line'> | undefined {
   if (a.events > chain.events)

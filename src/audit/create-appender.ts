@@ -8,6 +8,7 @@ import { chainEvent } from './chain-event.js';
 import { GENESIS_HASH } from './event-hash.js';
 import { checkEventOrder, type OrderLookup } from './check-event-order.js';
 import type { AuditEvent } from './types.js';
+import type { WriterMarker } from './writer-mark.js';
 
 interface SessionRow {
   ended_event_id: number | null;
@@ -27,12 +28,14 @@ interface ApprovalStateRow {
  * chains it to the current head, inserts it and updates the projections. It must run inside an IMMEDIATE
  * transaction so that reading the head and inserting are one atomic step across processes. While
  * `runsRefused()` gives a reason (the chain or its anchors failed verification), events that would ask for an
- * approval or start a process are refused with AUDIT_CHAIN_BROKEN: no new runs, read-only records go on.
+ * approval or start a process are refused with AUDIT_CHAIN_BROKEN: no new runs, read-only records go on. With a
+ * `marker` (the store holds the anchor key), each event is marked as ours in the same savepoint.
  */
 export function createAppender(
   db: Database,
   now: () => number,
   runsRefused: () => string | undefined = () => undefined,
+  marker?: WriterMarker,
 ): (event: PendingEvent) => AuditEvent {
   const head = db.prepare('SELECT event_id, hash FROM events ORDER BY event_id DESC LIMIT 1');
   const insert = db.prepare(
@@ -78,6 +81,7 @@ export function createAppender(
     }
     insert.run(eventId, ts, e.sessionId, e.callId, e.type, payloadJson, prevHash, event.hash);
     project(event);
+    marker?.mark({ eventId, hash: event.hash });
     return event;
   };
 }

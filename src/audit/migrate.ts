@@ -130,6 +130,24 @@ CREATE TABLE last_anchor (
 ) STRICT;
 `,
   },
+  {
+    version: 3,
+    name: 'writer marks: which events a key holder appended',
+    sql: `
+CREATE TABLE writer_marks (
+  first_event INTEGER PRIMARY KEY,
+  last_event INTEGER NOT NULL CHECK (last_event >= first_event),
+  mac TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER writer_marks_no_delete BEFORE DELETE ON writer_marks
+BEGIN SELECT RAISE(ABORT, 'writer marks are append-only'); END;
+
+CREATE TRIGGER writer_marks_only_extend BEFORE UPDATE ON writer_marks
+WHEN NEW.first_event <> OLD.first_event OR NEW.last_event <= OLD.last_event
+BEGIN SELECT RAISE(ABORT, 'a writer mark can only be extended'); END;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

@@ -21,6 +21,7 @@ import { recoverSessions } from './recover-sessions.js';
 import { sessionEvents, sessionState } from './session-state.js';
 import type { AppendInput, AuditEvent, AuditSettings, RecoveryReport } from './types.js';
 import { verifyChain } from './verify-chain.js';
+import { createWriterMarker, readWriterMarks } from './writer-mark.js';
 
 export interface OpenAuditStoreOptions {
   /** The SQLite file. Its folder is created (0700) and a new file is made 0600. */
@@ -42,6 +43,11 @@ export interface OpenAuditStoreOptions {
   owner?: SessionOwner;
   /** Whether a session's owner still runs (default: same host and the pid exists). */
   isOwnerAlive?: (owner: SessionOwner) => boolean;
+  /**
+   * The anchor key (`loadAnchorKey`): every event this store appends is marked as written by its holder
+   * (`writer-mark.ts`). Without it the events are appended unmarked, and `audit verify` says nobody vouches for them.
+   */
+  writerKey?: Buffer;
 }
 
 /** Opens (creating and migrating if needed) the audit log and runs crash recovery. Nothing happens before a call. */
@@ -81,7 +87,9 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   }
 
   let refusal: string | undefined;
-  const write = readOnly ? undefined : createAppender(db, now, () => refusal);
+  const marker =
+    readOnly || options.writerKey === undefined ? undefined : createWriterMarker(db, options.writerKey);
+  const write = readOnly ? undefined : createAppender(db, now, () => refusal, marker);
   const writeTx = write && db.transaction((events: PendingEvent[]) => events.map(write));
   const commit = (events: PendingEvent[]): AuditEvent[] => {
     writable();
@@ -201,6 +209,11 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
           .run(record),
       );
     },
+    eventCount: () =>
+      guard('read', () => (db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n),
+    writerMarks: () => guard('read', () => readWriterMarks(db)),
+    ownHead: () => guard('read', () => marker?.ownHead()),
+    readSnapshot: (fn) => guard('read', () => db.transaction(fn).deferred()),
     withWriteLock: (fn) => {
       writable();
       return db.transaction(fn).immediate();

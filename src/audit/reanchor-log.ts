@@ -54,6 +54,8 @@ export function reanchorLog(o: ReanchorOptions): ReanchorResult {
       head: chain.head ?? GENESIS_HASH,
       first: store.hashAt(1) ?? GENESIS_HASH,
       reanchored: true as const,
+      // What the operator accepts is vouched for by this anchor; what comes after, by writer marks only.
+      marks_from: chain.events + 1,
     };
     store.setLastAnchor(JSON.stringify(signAnchor(key, unsigned, 'copy')));
     const record = signAnchor(key, unsigned);

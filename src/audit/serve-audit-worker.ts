@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import type { MessagePort } from 'node:worker_threads';
+import { loadAnchorKey } from './anchor-key.js';
 import { SkillsError, isSkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import { createMemoryReclaimer } from '../memory-reclaimer.js';
@@ -37,8 +39,15 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
   const post = (m: WorkerMessage) => port.postMessage(m);
   const log = createWorkerLogger(settings.logLevel, (line) => post({ kind: 'log', line }));
   let store: AuditStore;
+  let key: { key: Buffer; isNew: boolean } | undefined;
   try {
-    store = openAuditStore({ path: settings.path, log });
+    // The key first: every event this server appends, recovery's too, is marked as written by its holder.
+    key = loadWriterKey(settings.anchors.keyFile, log);
+    store = openAuditStore({
+      path: settings.path,
+      log,
+      ...(key === undefined ? {} : { writerKey: key.key }),
+    });
   } catch (e) {
     post({ kind: 'failed', error: encodeError(e) });
     port.close();
@@ -51,7 +60,7 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
     store.refuseRuns(reason);
     if (before === undefined) post({ kind: 'refused', reason: store.runsRefused() ?? reason });
   };
-  const anchoring = anchor({ ...store, refuseRuns }, settings, log);
+  const anchoring = anchor({ ...store, refuseRuns }, settings, log, key);
   post({ kind: 'ready', refused: store.runsRefused() });
 
   const write = (op: WriteOp): unknown => {
@@ -173,10 +182,17 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
 }
 
 /** Starts anchoring the log; a key or anchor file that cannot be used refuses new runs (read-only tools go on). */
-function anchor(store: AuditStore, settings: WorkerSettings, log: Logger): Anchoring | undefined {
+function anchor(
+  store: AuditStore,
+  settings: WorkerSettings,
+  log: Logger,
+  key: { key: Buffer; isNew: boolean } | undefined,
+): Anchoring | undefined {
   try {
+    if (key === undefined) throw new Error('the anchor key could not be loaded');
     return startAnchoring({
       store,
+      key,
       keyFile: settings.anchors.keyFile,
       file: settings.anchors.file,
       intervalMs: settings.anchors.intervalMs,
@@ -186,6 +202,17 @@ function anchor(store: AuditStore, settings: WorkerSettings, log: Logger): Ancho
   } catch (err) {
     log.error({ err }, 'cannot anchor the audit log');
     store.refuseRuns('the anchor key or file cannot be used');
+    return undefined;
+  }
+}
+
+/** The anchor key (made when missing), or undefined when it cannot be used: then runs are refused, as before. */
+function loadWriterKey(path: string, log: Logger): { key: Buffer; isNew: boolean } | undefined {
+  const isNew = !existsSync(path);
+  try {
+    return { key: loadAnchorKey(path, { create: true }), isNew };
+  } catch (err) {
+    log.error({ err }, 'cannot load the audit anchor key');
     return undefined;
   }
 }

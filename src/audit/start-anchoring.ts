@@ -12,6 +12,8 @@ export interface AnchoringOptions {
   store: AuditStore;
   /** The signing key (see `loadAnchorKey`); made when missing, together with an empty anchor file. */
   keyFile: string;
+  /** The key, when the caller loaded it already (to open the store with it): `isNew` when it was just made. */
+  key?: { key: Buffer; isNew: boolean };
   /** The anchor file (JSON lines, append-only). */
   file: string;
   /** How often the new part of the chain is verified and anchored. */
@@ -39,14 +41,20 @@ export const ANCHOR_FIX =
  * comes with a new, empty anchor file) and checks every anchor and the database's copy of the newest one against
  * the chain: an anchor file that is missing or empty while the log holds events, cut to an earlier line, or not
  * matching, refuses new runs. Then periodically (and at `stop`) it verifies the events appended since the last check,
- * checks that the file still ends with the anchor the database recorded, and writes a signed anchor of the new head
- * to the file and its copy to the database, in one transaction. Any failure makes the store refuse new runs.
+ * checks that the file still ends with the anchor the database recorded, and writes a signed anchor to the file and
+ * its copy to the database, in one transaction. Any failure makes the store refuse new runs.
+ *
+ * An anchor goes up to this server's own last event (`store.ownHead()`), never further: events another writer
+ * appended after it are not signed by us. With replicas sharing the log each anchors its own appends; which events a
+ * key holder wrote is in the writer marks (`writer-mark.ts`), and every anchor names the event from which only marks
+ * vouch (`marks_from`: the first event after the anchors that came before marks, or 1 for a new log).
  */
 export function startAnchoring(o: AnchoringOptions): Anchoring {
   const { store, log, file } = o;
   const now = o.now ?? Date.now;
   const hashAt = (id: number) => store.hashAt(id);
   let point: ChainPoint | undefined;
+  let marksFrom = 1;
   const refuse = (reason: string, problems: unknown) => {
     log.error({ file, keyFile: o.keyFile, problems, fix: ANCHOR_FIX }, 'audit anchors do not match the log');
     store.refuseRuns(reason);
@@ -66,17 +74,21 @@ export function startAnchoring(o: AnchoringOptions): Anchoring {
   if (opened.ok) point = { eventId: opened.events, hash: opened.head ?? GENESIS_HASH };
   else store.refuseRuns(`chain broken at event ${opened.badEventId}: ${opened.reason}`);
   const key = store.withWriteLock(() => {
-    const keyIsNew = !existsSync(o.keyFile);
-    const k = loadAnchorKey(o.keyFile, { create: true });
+    const keyIsNew = o.key?.isNew ?? !existsSync(o.keyFile);
+    const k = o.key?.key ?? loadAnchorKey(o.keyFile, { create: true });
     const lines = readAnchorLines(file);
     if (keyIsNew) createAnchorFile(file);
     if (point === undefined || !advance()) return k;
     const copy = store.lastAnchor();
     if (keyIsNew && lines === undefined && copy === undefined) {
+      // Nothing to compare with: what the log holds now is accepted, as the first anchor will say.
       if (point.eventId > 0) log.warn({ file }, 'no audit anchors yet: the log is vouched for from now on');
+      marksFrom = point.eventId + 1;
       return k;
     }
     const check = checkAnchors({ lines, copy }, k, { events: point.eventId, hashAt });
+    // Anchors from before writer marks vouch for what they cover; after that, only marks do.
+    marksFrom = check.marksFrom ?? check.covered + 1;
     const first = check.problems[0];
     if (first !== undefined)
       refuse(
@@ -119,8 +131,13 @@ export function startAnchoring(o: AnchoringOptions): Anchoring {
         });
         return undefined;
       }
-      const p = point!;
-      if (last !== undefined && last.events === p.eventId && last.head === p.hash) return undefined;
+      const own = store.ownHead();
+      // The very first anchor states what the log held before marks began (nothing, for a new log).
+      const p =
+        last === undefined && copy === undefined && (own === undefined || own.eventId < marksFrom - 1)
+          ? { eventId: marksFrom - 1, hash: store.hashAt(marksFrom - 1) ?? GENESIS_HASH }
+          : own;
+      if (p === undefined || (last !== undefined && last.events >= p.eventId)) return undefined;
       const unsigned = {
         v: 2 as const,
         seq: Math.max(last?.seq ?? 0, copy?.seq ?? 0) + 1,
@@ -128,6 +145,7 @@ export function startAnchoring(o: AnchoringOptions): Anchoring {
         events: p.eventId,
         head: p.hash,
         first: store.hashAt(1) ?? GENESIS_HASH,
+        marks_from: marksFrom,
       };
       // The copy first: if the append fails the transaction rolls back; if the commit fails after it, the file is
       // one anchor ahead of the copy, which the check allows.

@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { loadAnchorKey } from '../audit/anchor-key.js';
 import { defaultAuditPath } from '../audit/default-audit-path.js';
 import type { Config } from '../config/config-schema.js';
 import type { CliIo } from './io.js';
@@ -40,6 +42,15 @@ export const resolveAnchorPaths = (config: Config, auditPath: string): { file: s
   file: config.audit_anchors.file ?? `${auditPath}.anchors`,
   keyFile: config.audit_anchors.key_file ?? join(dirname(auditPath), 'audit-anchor.key'),
 });
+
+/**
+ * The anchor key to mark this process's audit events with (`writerKey` of `openAuditStore`), when there is one. A
+ * missing key is not made here: the server makes it, with its anchor file, and then accepts what the log holds.
+ */
+export function writerKeyOf(config: Config, auditPath: string): { writerKey?: Buffer } {
+  const { keyFile } = resolveAnchorPaths(config, auditPath);
+  return existsSync(keyFile) ? { writerKey: loadAnchorKey(keyFile, { create: false }) } : {};
+}
 
 /** Where per-call output folders go: `data_dir`, else `runs/` beside the audit database. */
 export const resolveRunsDir = (config: Config, auditPath: string): string =>

@@ -6,6 +6,7 @@ import {
   describeChain,
   printable,
 } from './audit-verify.js';
+import { finishExport, writeAnchorRecords, type ExportOptions } from './audit-export.js';
 import type { CliIo, ExitCode } from './io.js';
 import { jsonText } from './json-text.js';
 
@@ -21,7 +22,7 @@ export async function runPgAudit(
   command: string,
   url: string,
   io: CliIo,
-  opts: { json: boolean; anchors: AnchorPaths | undefined },
+  opts: { json: boolean; anchors: AnchorPaths | undefined; export?: ExportOptions },
 ): Promise<ExitCode> {
   const { openPgAuditLog } = await import('../audit/postgres/open-pg-audit-log.js');
   let log;
@@ -33,8 +34,16 @@ export async function runPgAudit(
   }
   try {
     if (command === 'export') {
-      for await (const e of log.exportEvents()) io.out(`${jsonText(e)}\n`);
-      return 0;
+      // The chain is walked first, in a snapshot of its own: events appended meanwhile are exported unchecked.
+      const { chain, lastAnchor } = await log.verify();
+      let events = 0;
+      for await (const e of log.exportEvents()) {
+        io.out(`${jsonText(e)}\n`);
+        events++;
+      }
+      const o = opts.export ?? { anchorFile: undefined, allowBroken: false };
+      if (o.anchorFile !== undefined) writeAnchorRecords(io, o.anchorFile, lastAnchor, []);
+      return finishExport(io, chain, events, o);
     }
     const { chain, hashes, lastAnchor } = await log.verify();
     const paths = opts.anchors;

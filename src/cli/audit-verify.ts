@@ -3,6 +3,8 @@ import { readAnchorLines } from '../audit/anchor-file.js';
 import { loadAnchorKey } from '../audit/anchor-key.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import { checkAnchors, type AnchorCheck } from '../audit/check-anchors.js';
+import { checkVouched, type VouchedCheck } from '../audit/check-vouched.js';
+import { readLogEvidence, type LogEvidence } from '../audit/read-log-evidence.js';
 import { ANCHOR_FIX } from '../audit/start-anchoring.js';
 import { isSkillsError } from '../errors.js';
 import type { VerifyResult } from '../audit/types.js';
@@ -26,48 +28,38 @@ export const printable = (text: string) =>
 const iso = (ts: number) => new Date(ts).toISOString();
 
 /**
- * `audit verify`: the database file (SQLite's quick_check: an index that lies about its table), the hash chain, the signed anchors kept outside the database (truncation, rewrites, re-hashing up
- * to the last anchor, lines deleted from the anchor file, a missing or emptied anchor file), and the summary tables
- * rebuilt from the events. Exit 0 only when all four hold; a log that was never anchored (no key, no anchor file,
- * no copy in the database) passes with a warning.
+ * `audit verify`: the database file (SQLite's quick_check: an index that lies about its table), the hash chain, the
+ * signed anchors kept outside the database (truncation, rewrites, re-hashing up to the last anchor, lines deleted
+ * from the anchor file, a missing or emptied anchor file), who wrote each event (an event no holder of the anchor key
+ * vouches for fails, however well it links), and the summary tables rebuilt from the events. All of it is read from
+ * one snapshot, so a log being written verifies as it stood (`readLogEvidence`). Exit 0 only when all of it holds; a
+ * log that was never anchored (no key, no anchor file, no copy, no marks in the database) passes with a warning.
  */
 export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: AnchorPaths): ExitCode {
-  const chain = store.verify();
-  const anchors = checkAnchorsAt(store, chain.events, paths);
-  let summary;
-  try {
-    summary = store.compareProjections();
-  } catch (e) {
-    summary = [
-      { table: 'calls' as const, key: '-', stored: 'unreadable events', rebuilt: (e as Error).message },
-    ];
-  }
-  let damage;
-  try {
-    damage = store.checkFile();
-  } catch (e) {
-    damage = [(e as Error).message];
-  }
+  const e = readLogEvidence(store, paths.file);
+  const { chain, summary, damage } = e;
+  const { anchors, writers } = judgeAnchors(e, paths);
   const ok =
     chain.ok &&
     (anchors.status === 'ok' || anchors.status === 'none') &&
+    (writers === undefined || (writers.unvouchedCount === 0 && writers.badMarks === 0)) &&
     summary.length === 0 &&
     damage.length === 0;
   if (json) {
-    io.out(
-      `${JSON.stringify(
-        { ok, database: damage, chain, anchors: { file: paths.file, ...anchors }, summary },
-        null,
-        2,
-      )
-        .split('\n')
-        .map(printable)
-        .join('\n')}\n`,
-    );
+    const report = {
+      ok,
+      database: damage,
+      chain: { ...chain, total: e.total },
+      anchors: { file: paths.file, ...anchors },
+      ...(writers === undefined ? {} : { writers }),
+      summary,
+    };
+    io.out(`${JSON.stringify(report, null, 2).split('\n').map(printable).join('\n')}\n`);
     return ok ? 0 : 1;
   }
-  const out: string[] = [describeChain(chain)];
-  out.push(...describeAnchors(anchors, chain.events, paths.file));
+  const out: string[] = [describeChain(chain, e.total)];
+  out.push(...describeAnchors(anchors, e.total, paths.file));
+  if (writers !== undefined) out.push(...describeWriters(writers));
   if (summary.length === 0) out.push('summary tables: ok, they match the events');
   else {
     out.push(
@@ -92,11 +84,62 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
   return ok ? 0 : 1;
 }
 
+/** The anchors checked against the snapshot, and, when they hold, who vouches for each event. */
+function judgeAnchors(e: LogEvidence, paths: AnchorPaths): { anchors: AnchorReport; writers?: VouchedCheck } {
+  const { lines, copy } = e.anchors;
+  if (!existsSync(paths.keyFile)) {
+    return {
+      anchors:
+        lines === undefined && copy === undefined && e.marks.length === 0
+          ? { status: 'none', reason: `no anchor key at ${paths.keyFile} and no anchor file` }
+          : { status: 'unchecked', reason: `no anchor key at ${paths.keyFile}` },
+    };
+  }
+  let key: Buffer;
+  try {
+    key = loadAnchorKey(paths.keyFile, { create: false });
+  } catch (err) {
+    return { anchors: { status: 'unchecked', reason: isSkillsError(err) ? err.message : String(err) } };
+  }
+  const anchors = checkAnchors(e.anchors, key, e.view);
+  return anchors.status === 'ok'
+    ? { anchors, writers: checkVouched(anchors, e.marks, key, e.view) }
+    : { anchors };
+}
+
+const span = ([a, b]: [number, number]) => (a === b ? `${a}` : `${a}-${b}`);
+
+/** The lines `audit verify` prints about who wrote the events. */
+export function describeWriters(w: VouchedCheck): string[] {
+  const by = [
+    ...(w.byAnchors > 0 ? [`events 1-${w.byAnchors} by the anchors`] : []),
+    ...(w.byMarks > 0 ? [`${w.byMarks} by writer marks`] : []),
+  ];
+  if (w.unvouchedCount === 0 && w.badMarks === 0)
+    return [`writers: ok, every event is vouched for${by.length === 0 ? '' : ` (${by.join(', ')})`}`];
+  const out: string[] = [];
+  if (w.unvouchedCount > 0) {
+    const more = w.unvouchedCount > 0 && w.unvouched.length === 20 ? ', …' : '';
+    out.push(
+      `writers: ${w.unvouchedCount} event${w.unvouchedCount === 1 ? '' : 's'} NOT VOUCHED FOR: ` +
+        `${w.unvouched.map(span).join(', ')}${more}`,
+      '  no holder of the anchor key wrote them (no writer mark): someone who can write the database appended ' +
+        'them; that they link to the chain does not make them the server’s',
+    );
+  }
+  if (w.badMarks > 0)
+    out.push(
+      `writers: ${w.badMarks} writer mark${w.badMarks === 1 ? '' : 's'} NOT SIGNED with this key for the events they name`,
+    );
+  return out;
+}
+
 /** The verdict line on a hash chain. */
-export const describeChain = (chain: VerifyResult): string =>
+export const describeChain = (chain: VerifyResult, total?: number): string =>
   chain.ok
     ? `chain: ok, ${chain.events} events${chain.head === null ? '' : `, head ${chain.head}`}`
-    : `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; the ${chain.events} events before it verify`;
+    : `chain: BROKEN at event ${chain.badEventId} (${chain.reason}): ${chain.detail}; ` +
+      `the ${chain.events} events before it verify${total === undefined ? '' : ` (the log holds ${total})`}`;
 
 /** What the anchor check needs of a log: its newest anchor copy, and the hash of one event. */
 export interface AnchoredLog {
@@ -146,7 +189,7 @@ export function describeAnchors(a: AnchorReport, events: number, file: string): 
         : `; events 1-${l.events} are vouched for as of ${iso(l.ts)} (anchor #${l.seq})`;
     if (events > l.events)
       out.push(
-        `  events ${l.events + 1}-${events} came after the newest anchor: only the chain vouches for them`,
+        `  events ${l.events + 1}-${events} came after the newest anchor: a cut of them would not show yet`,
       );
   }
   if (a.reanchored !== undefined)

@@ -8,6 +8,7 @@ import type { CallDetail, CallRow } from '../audit/types.js';
 import type { ApprovalRequestedPayload } from '../audit/payload-schemas.js';
 import { isSkillsError } from '../errors.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
+import { auditExport } from './audit-export.js';
 import { auditReanchor } from './audit-reanchor.js';
 import { jsonText } from './json-text.js';
 import { PG_AUDIT_COMMANDS, runPgAudit } from './audit-postgres.js';
@@ -26,6 +27,8 @@ const OPTIONS = {
   anchors: { type: 'string' },
   'anchor-key': { type: 'string' },
   'i-understand': { type: 'boolean' },
+  'allow-broken': { type: 'boolean' },
+  'events-only': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 const ALLOWED: Record<Sub, readonly string[]> = {
@@ -33,7 +36,7 @@ const ALLOWED: Record<Sub, readonly string[]> = {
   reanchor: ['i-understand', 'anchors', 'anchor-key'],
   list: ['session', 'skill', 'limit', 'json'],
   show: ['json'],
-  export: ['jsonl'],
+  export: ['jsonl', 'anchors', 'allow-broken', 'events-only'],
 };
 
 /** `skills-mcp audit …`. Opens the log read-only (`reanchor` excepted); writes only through `io`. */
@@ -101,6 +104,15 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
       );
     const file = values.anchors ?? opts.pgAnchors?.file;
     const keyFile = values['anchor-key'] ?? opts.pgAnchors?.keyFile;
+    if (command === 'export')
+      return runPgAudit(command, opts.auditPath, io, {
+        json: false,
+        anchors: undefined,
+        export: {
+          anchorFile: values['events-only'] === true ? undefined : file,
+          allowBroken: values['allow-broken'] === true,
+        },
+      });
     if ((file === undefined) !== (keyFile === undefined))
       return usage(io, 'a PostgreSQL audit log needs both --anchors and --anchor-key, or neither', command);
     return runPgAudit(command, opts.auditPath, io, {
@@ -143,8 +155,10 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
       case 'show':
         return show(store, io, positionals[0]!, values.json === true);
     }
-    for (const e of store.exportEvents()) io.out(`${jsonText(e)}\n`);
-    return 0;
+    return auditExport(store, io, {
+      anchorFile: values['events-only'] === true ? undefined : anchors.file,
+      allowBroken: values['allow-broken'] === true,
+    });
   } catch (e) {
     const hint = isSkillsError(e) && e.hint ? `\n${e.hint}` : '';
     io.err(`skills-mcp audit: ${(e as Error).message}${hint}\n`);

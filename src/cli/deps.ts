@@ -10,7 +10,7 @@ import { createSandbox } from '../sandbox/create-sandbox.js';
 import { loadCatalog } from '../skills/catalog.js';
 import type { Skill } from '../skills/types.js';
 import { packageRoot, packageVersion } from '../package-root.js';
-import { refusePostgresAudit, resolveAuditPath } from './audit-path.js';
+import { refusePostgresAudit, resolveAuditPath, writerKeyOf } from './audit-path.js';
 import { HELP } from './help.js';
 import { recordDepsInstall, type DepsInstallRecord } from './record-deps-install.js';
 import type { CliIo, ExitCode } from './io.js';
@@ -107,7 +107,7 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
             continue;
           }
           if (record === undefined) {
-            store = openAuditStore({ path: auditPath, log });
+            store = openAuditStore({ path: auditPath, log, ...writerKeyOf(config, auditPath) });
             record = recordDepsInstall(store, packageVersion());
           }
           const plan = await envs.plan(env);

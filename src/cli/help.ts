@@ -4,13 +4,15 @@ export const AUDIT_HELP = {
 
 Reads the audit log (SQLite; only reanchor writes to it, and only to record a new anchor).
   verify [--json] [--anchors FILE] [--anchor-key FILE]
-                                               check the chain, its signed anchors and the summary tables
+                                               check the chain, its signed anchors, who wrote each event and
+                                               the summary tables
   reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
                                                accept the log as it stands: set the anchors aside, sign anew
   list [--session ID] [--skill NAME] [--limit N] [--json]
                                                calls, oldest first (--limit keeps the most recent N)
   show <call> [--json]                         one call and its events (a unique start or end of its id is enough)
-  export --jsonl                               every event as one JSON line, with prev_hash and hash
+  export --jsonl [--anchors FILE] [--events-only] [--allow-broken]
+                                               every event as one JSON line, then the anchors and writer marks
 
 The log holds hashes, sizes and key names: never env values, file contents or raw inputs.
 hash = sha256(prev_hash + "\\n" + canonical JSON of {event_id, ts, session_id, call_id, type, payload}).`,
@@ -18,10 +20,12 @@ hash = sha256(prev_hash + "\\n" + canonical JSON of {event_id, ts, session_id, c
 
 Recomputes every event's hash and link; checks every signed anchor (the chain heads the server writes outside
 the database: default <audit>.anchors, key audit-anchor.key beside the database) to detect truncation,
-rewrites and re-hashing up to the last anchor; rebuilds the summary tables from the events and names every
-difference. Exits 1 when any check fails, also when the key exists but the anchor file is missing or empty
-while the log holds events, or the file lacks the newest anchor the database recorded (lines cut from its end).
-A log never anchored (no key, no anchor file) passes with a warning.
+rewrites and re-hashing up to the last anchor; names every event no holder of the anchor key vouches for (no
+writer mark: appended by someone who could write the database, however well it links to the chain); rebuilds
+the summary tables from the events and names every difference. Everything is read from one snapshot, so a log
+being written verifies as it stood. Exits 1 when any check fails, also when the key exists but the anchor file
+is missing or empty while the log holds events, or the file lacks the newest anchor the database recorded
+(lines cut from its end). A log never anchored (no key, no anchor file, no writer marks) passes with a warning.
 With --audit postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or a password file, PGPASSFILE),
 checks the chain of a PostgreSQL audit log from one snapshot, and its anchors when --anchors and --anchor-key
 (or audit_anchors.file and .key_file) name them; without them it warns that a deleted tail cannot show.
@@ -40,9 +44,14 @@ duration.`,
   show: `Usage: skills-mcp audit show <call> [--json]
 
 Shows one call: request hashes, policy, approval, sandboxed run, artifacts and every event.`,
-  export: `Usage: skills-mcp audit export --jsonl
+  export: `Usage: skills-mcp audit export --jsonl [--anchors FILE] [--events-only] [--allow-broken]
 
-Writes every event to stdout as JSON lines, in chain order, for archiving or external verification.`,
+Writes every event to stdout as JSON lines, in chain order, from one snapshot, for archiving or external
+verification. Then, unless --events-only, lines with a "record" field (event lines have none): each line of the
+anchor file (default <audit>.anchors) as {"record":"anchor","line":N,…}, the database's copy of the newest
+anchor as {"record":"anchor_copy",…}, each writer mark as {"record":"writer_mark","first":…,"last":…,"mac":…},
+and last {"record":"export_summary","events":N,"chain":"ok"|"broken"}. A broken chain is named on stderr and
+exits 1 after the export, unless --allow-broken (exit 0, still warned).`,
 } as const;
 
 /** Help texts. The README's CLI reference is generated from these (`npm run check` fails on drift). */

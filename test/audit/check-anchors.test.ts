@@ -29,9 +29,10 @@ describe('anchor checks: the file and the database copy keep each other honest',
 
   beforeEach(() => {
     t = tempDir();
-    store = openAuditStore({ path: t.dbPath });
     file = `${t.dbPath}.anchors`;
     keyFile = join(t.dir, 'state', 'audit-anchor.key');
+    // The server's way: the key first, so that every event the store appends is marked as the key holder's.
+    store = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: true }) });
     const anchoring = startAnchoring({
       store,
       keyFile,
@@ -124,7 +125,7 @@ describe('anchor checks: the file and the database copy keep each other honest',
   });
 
   it('numbers the anchors of two servers sharing one log one after the other', () => {
-    const other = openAuditStore({ path: t.dbPath });
+    const other = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: false }) });
     try {
       const options = { keyFile, file, intervalMs: 3_600_000, logAnchors: false, log: silentLogger() };
       const mine = startAnchoring({ store, ...options });

@@ -177,7 +177,10 @@ describe('skills-mcp audit', () => {
     const lines = r.out
       .trimEnd()
       .split('\n')
-      .map((l) => JSON.parse(l) as ExportedEvent);
+      .map((l) => JSON.parse(l) as ExportedEvent & { record?: string });
+    // The events, then record lines (no anchors here: only the summary).
+    expect(lines.at(-1)).toEqual({ record: 'export_summary', events: 13, chain: 'ok' });
+    lines.pop();
     expect(lines).toHaveLength(13);
     let prev = '0'.repeat(64);
     for (const e of lines) {
@@ -210,6 +213,6 @@ describe('skills-mcp audit', () => {
     crashed.append({ type: 'tool_call_started', sessionId: s, callId, payload: started() });
     crashed.close();
     expect((await audit('list', '--session', s)).out).toContain('started');
-    expect((await audit('export', '--jsonl')).out.trimEnd().split('\n')).toHaveLength(16);
+    expect((await audit('export', '--jsonl', '--events-only')).out.trimEnd().split('\n')).toHaveLength(16);
   });
 });

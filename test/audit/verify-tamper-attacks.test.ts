@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { shortCallId } from '../../src/audit/call-id.js';
 import { openAuditStore, type AuditStore } from '../../src/audit/index.js';
+import { loadAnchorKey } from '../../src/audit/anchor-key.js';
 import { startAnchoring } from '../../src/audit/start-anchoring.js';
 import { silentLogger } from '../../src/log.js';
 import { auditCli, verify } from './helpers/anchored-server.js';
@@ -38,10 +39,10 @@ describe('audit verify and anchoring against a writer of the database and the da
 
   beforeEach(() => {
     t = tempDir();
-    store = openAuditStore({ path: t.dbPath });
-    open = true;
     file = `${t.dbPath}.anchors`;
     keyFile = join(t.dir, 'state', 'audit-anchor.key');
+    store = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: true }) });
+    open = true;
     const a = anchoring();
     const s = startSession(store);
     calls = [gatedCall(store, s, sha('a')), gatedCall(store, s, sha('b'))];

@@ -14,4 +14,6 @@ export const auditEvents = (db: string): Exported[] =>
   execFileSync(process.execPath, [CLI, 'audit', 'export', '--jsonl', '--audit', db], { encoding: 'utf8' })
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as Exported);
+    .map((l) => JSON.parse(l) as Exported & { record?: string })
+    // The anchor and summary lines after the events carry `record`; events never do.
+    .filter((l) => l.record === undefined);
