@@ -43,3 +43,40 @@ export function effectiveRequests(
 
 /** True when the operator set at least one grant for the skill. */
 export const hasOperatorGrants = (g: OperatorGrants): boolean => Object.keys(g).length > 0;
+
+/** Where a setting a skill runs with comes from. */
+export type GrantSource = 'operator' | 'skill' | 'default';
+
+/** One setting a skill's runs get, and who set it. */
+export interface GrantSetting {
+  value: string;
+  source: GrantSource;
+}
+
+/**
+ * What the runs of a skill get, setting by setting, with the source of each: the operator's `skill_overrides`, the
+ * skill's frontmatter, or the default (`defaultProfile` is `sandbox.profile`). For `list`; the runner uses
+ * {@link effectiveRequests}.
+ */
+export function describeGrants(
+  skill: { requests: SkillRequests; frontmatter: Record<string, unknown> },
+  override: SkillOverride | undefined,
+  defaultProfile: string,
+): { workspace: GrantSetting; network: GrantSetting; profile: GrantSetting } {
+  const { requests, operator } = effectiveRequests(skill.requests, override);
+  const from = (key: keyof OperatorGrants, field: string): GrantSource =>
+    operator[key] !== undefined ? 'operator' : skill.frontmatter[field] !== undefined ? 'skill' : 'default';
+  return {
+    workspace: { value: requests.workspace, source: from('workspace', 'workspace') },
+    network: { value: requests.network ? 'full' : 'none', source: from('network', 'network') },
+    profile: {
+      value: requests.sandboxProfile ?? operator.profile ?? defaultProfile,
+      source:
+        requests.sandboxProfile !== undefined
+          ? 'skill'
+          : operator.profile !== undefined
+            ? 'operator'
+            : 'default',
+    },
+  };
+}

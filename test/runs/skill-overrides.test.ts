@@ -136,6 +136,44 @@ describe('operator overrides per skill (skill_overrides in skills-mcp.yaml), thr
   });
 });
 
+describe('skills-mcp list and skill_overrides', () => {
+  it('shows what each overridden skill runs with, and which settings are the operator’s', () => {
+    const t = tempDir();
+    try {
+      const skills = join(t.dir, 'skills');
+      writeTestSkill(skills, 'scribe', { description: 'Writes a report.', script: SCRIBE });
+      writeTestSkill(skills, 'fetcher', {
+        description: 'Fetches.',
+        frontmatter: 'network: full\n',
+        script: FETCHER,
+      });
+      const config = join(t.dir, 'skills-mcp.yaml');
+      writeFileSync(
+        config,
+        'skill_overrides:\n  scribe: { workspace: write, packages: { python: [pypdf] } }\n  fetcher: { network: none }\n',
+      );
+      const r = runCli(['list', '--skills', skills, '--config', config]);
+      expect(r.code, r.stderr).toBe(0);
+      expect(r.stdout).toContain('Runs with (skill_overrides in skills-mcp.yaml):');
+      expect(r.stdout).toContain('  scribe: workspace write (operator), network none, profile default');
+      expect(r.stdout).toContain('  fetcher: workspace read, network none (operator), profile default');
+      const json = JSON.parse(runCli(['list', '--json', '--skills', skills, '--config', config]).stdout) as {
+        skills: { name: string; runsWith: unknown; dependencies: { python: string[] } }[];
+      };
+      const fetcher = json.skills.find((s) => s.name === 'fetcher')!;
+      expect(fetcher.runsWith).toEqual({
+        workspace: { value: 'read', source: 'default' },
+        network: { value: 'none', source: 'operator' },
+        profile: { value: 'default', source: 'default' },
+      });
+      // The override's packages are the skill's declared packages, as dependencies.skills.<name> would be.
+      expect(json.skills.find((s) => s.name === 'scribe')!.dependencies.python).toEqual(['pypdf']);
+    } finally {
+      t.cleanup();
+    }
+  });
+});
+
 describe('invalid skill_overrides', () => {
   it.each([
     ['workspace: writ', 'skill_overrides.docx.workspace: expected one of none, read, write'],
