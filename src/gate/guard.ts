@@ -55,7 +55,7 @@ export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk
   else if (skill.requests.workspace === 'read' && workspace === true)
     // Whatever it reads (a `.env`, keys, private notes) can come back to the model in the result.
     medium('reads-workspace', 'can read every file of the workspace, and its result goes back to the model');
-  const profile = skill.requests.sandboxProfile;
+  const profile = skill.requests.sandboxProfile ?? op.profile;
   if (sandbox === 'off' || (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))) {
     medium('runs-without-sandbox', 'runs without a sandbox');
   }
