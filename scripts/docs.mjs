@@ -28,6 +28,9 @@ function rows(schema, prefix = '') {
     const name = `${prefix}${key}`;
     if (s.type === 'object' && s.properties) out.push(...rows(s, `${name}.`));
     else out.push(`| \`${name}\` | ${cell(typeOf(s))} | ${cell(def(s))} | ${cell(s.description ?? '')} |`);
+    // A map by name of settings objects: each setting too, as `<map>.<name>.<setting>`.
+    const entry = s.type === 'object' ? s.additionalProperties : undefined;
+    if (typeof entry === 'object' && entry.properties) out.push(...rows(entry, `${name}.<name>.`));
   }
   return out;
 }

@@ -1,6 +1,7 @@
 import { escapeForDisplay } from '../escape-for-display.js';
 import { parseArgs } from 'node:util';
 import { envFindings } from '../envs/env-findings.js';
+import { describeGrants } from '../gate/effective-requests.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
@@ -44,6 +45,9 @@ export function runList(args: string[], io: CliIo): ExitCode {
     const d = deps.get(name);
     return d?.spec === undefined ? ['invalid declaration'] : d.undeclared.map((u) => u.package);
   };
+  const { skill_overrides: overridden, sandbox } = loaded.config;
+  const grantsOf = (s: (typeof catalog.skills)[number]) =>
+    describeGrants(s, overridden[s.name], sandbox.profile);
   if (values.json) {
     const skills = catalog.skills.map((s) => ({
       name: s.name,
@@ -52,6 +56,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
       origin: displayPath(s.dir, io.cwd),
       entryPoint: s.entryPoint ?? null,
       warnings: s.warnings.map((w) => ({ rule: w.rule, message: w.message })),
+      runsWith: grantsOf(s),
       dependencies: {
         python: deps.get(s.name)?.spec?.python ?? [],
         node: deps.get(s.name)?.spec?.node ?? {},
@@ -85,6 +90,22 @@ export function runList(args: string[], io: CliIo): ExitCode {
     );
   }
   io.out(`${table(rows)}\n${catalog.skills.length} skills\n`);
+  const operated = catalog.skills.filter((s) => overridden[s.name] !== undefined);
+  if (operated.length > 0) {
+    const line = (s: (typeof catalog.skills)[number]) => {
+      const g = grantsOf(s);
+      const parts = [
+        `workspace ${g.workspace.value}`,
+        `network ${g.network.value}`,
+        `profile ${g.profile.value}`,
+      ];
+      const sources = [g.workspace.source, g.network.source, g.profile.source];
+      return parts.map((p, i) => (sources[i] === 'operator' ? `${p} (operator)` : p)).join(', ');
+    };
+    io.out(
+      `\nRuns with (skill_overrides in skills-mcp.yaml):\n${operated.map((s) => `  ${escapeForDisplay(s.name)}: ${escapeForDisplay(line(s))}`).join('\n')}\n`,
+    );
+  }
   const hints = [...deps.values()].flatMap((d) => d.findings);
   if (hints.length > 0)
     io.out(`\nDependencies to declare:\n${hints.map((f) => `  ${formatFinding(f, io.cwd)}`).join('\n')}\n`);

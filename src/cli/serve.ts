@@ -167,6 +167,10 @@ async function serve(
     },
     'skills loaded',
   );
+  // Not an error: the skill may be added later (overrides apply to whatever skill of that name is loaded then).
+  for (const skill of Object.keys(config.skill_overrides))
+    if (catalog.get(skill) === undefined)
+      log.warn({ skill }, 'skill_overrides names a skill that is not loaded');
   cache.save(catalog);
 
   const version = packageVersion();

@@ -2,6 +2,7 @@ import * as z from 'zod';
 import { ApprovalConfigSchema } from './approval-schema.js';
 import { DependenciesConfigSchema } from './dependencies-schema.js';
 import { OAuthConfigSchema } from './oauth-schema.js';
+import { SkillOverridesSchema } from './skill-overrides-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -137,6 +138,7 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('OS sandbox for skill scripts.'),
+  skill_overrides: SkillOverridesSchema,
   dependencies: DependenciesConfigSchema.prefault({}).describe(
     'Skill environments: Python and Node packages skills declare, installed under the data folder.',
   ),

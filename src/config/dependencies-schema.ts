@@ -1,6 +1,6 @@
 import * as z from 'zod';
 
-const SkillDepsSchema = z
+export const SkillDepsSchema = z
   .strictObject({
     python: z
       .array(z.string().min(1).max(200))

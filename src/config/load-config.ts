@@ -63,7 +63,27 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   if (config.sandbox.profiles_dir !== undefined)
     config.sandbox.profiles_dir = abs('sandbox', config.sandbox.profiles_dir);
   config.sandbox.read_only_paths = config.sandbox.read_only_paths.map((p) => abs('sandbox', p));
+  addOverridePackages(config);
   return haveFile ? { config, file } : { config };
+}
+
+/**
+ * `skill_overrides.<name>.packages` are the operator's packages for a skill, as `dependencies.skills.<name>`: both are
+ * added, in that one place, so environments, `deps` and `list` read one map.
+ */
+function addOverridePackages(config: Config): void {
+  for (const [name, o] of Object.entries(config.skill_overrides)) {
+    if (o.packages === undefined) continue;
+    const had = config.dependencies.skills[name] ?? {};
+    const join = (a: readonly string[] | undefined, b: readonly string[] | undefined) =>
+      a === undefined && b === undefined ? undefined : [...(a ?? []), ...(b ?? [])];
+    const python = join(had.python, o.packages.python);
+    const node = join(had.node, o.packages.node);
+    config.dependencies.skills[name] = {
+      ...(python === undefined ? {} : { python }),
+      ...(node === undefined ? {} : { node }),
+    };
+  }
 }
 
 type PathKey = 'skills' | 'workspace' | 'audit' | 'data_dir' | 'sandbox' | 'dependencies';

@@ -1,4 +1,10 @@
-import { DECISION_TITLES, APPROVAL_DECISIONS, cardDisplay, describeFinding } from '../gate/index.js';
+import {
+  DECISION_TITLES,
+  APPROVAL_DECISIONS,
+  cardDisplay,
+  describeFinding,
+  operatorGrantLines,
+} from '../gate/index.js';
 import type { ApprovalView, CardDisplay } from '../gate/index.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { ConsoleApproval } from './approval-queue.js';
@@ -57,6 +63,16 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
             </ul>`
       }
     </dd>
+    ${
+      v.operator === undefined
+        ? ''
+        : html`<dt>Operator</dt>
+            <dd>
+              <ul class="plain">
+                ${operatorGrantLines(v.operator).map((l) => html`<li>${shown(l)}</li>`)}
+              </ul>
+            </dd>`
+    }
     <dt>Risk</dt>
     <dd>
       ${badge(risk.level.toUpperCase(), toneOf(risk.level))}${risk.level === 'low' ? '' : html` <code>${risk.code}</code>`}${

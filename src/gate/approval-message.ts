@@ -4,6 +4,7 @@ import { describeFinding } from './guard.js';
 import type { PolicyDecision } from './policy.js';
 import { escapeForDisplay } from '../escape-for-display.js';
 import { displayCall, type DisplayedCall, type FullValue } from './display-call.js';
+import type { OperatorGrants } from './effective-requests.js';
 
 /** Everything the approval screen shows about one call. Host paths appear only where a person needs them. */
 export interface ApprovalView {
@@ -33,6 +34,8 @@ export interface ApprovalView {
     /** Paths the script may write (host paths, shown to the person). */
     writablePaths: readonly string[];
   };
+  /** What the operator's config (`skill_overrides`) set for this skill, in place of its frontmatter: said so. */
+  operator?: OperatorGrants;
   risk: Pick<Risk, 'level' | 'code' | 'findings'>;
   policy: Pick<PolicyDecision, 'decision' | 'rule'>;
   /** Input keys and flags whose values are hidden (`approval.secret_names`). */
@@ -66,6 +69,7 @@ export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displ
         : `the workspace ${paths(readable)} (every file in it), and the skill's own files`
     }`,
     `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : paths(view.sandbox.writablePaths)}`,
+    ...operatorGrantLines(view.operator),
     `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
     ...installLines(view.install, pad('Install')),
     `${pad('Script')}${escapeForDisplay(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,
@@ -86,6 +90,19 @@ function fullValueLines(values: readonly FullValue[]): string[] {
     'In full (each line as the script gets it, escaped as above):',
     ...values.flatMap((v) => [`  ${v.name} (${v.facts}):`, ...v.lines.map((l) => `    ${l}`)]),
   ];
+}
+
+/** Where it comes from, after each grant the operator set: the skill's SKILL.md did not ask for it. */
+export const OPERATOR_SOURCE = 'set by the operator in skills-mcp.yaml';
+
+/** One line per grant the operator set, e.g. `Workspace: write (set by the operator in skills-mcp.yaml)`. */
+export function operatorGrantLines(g: OperatorGrants | undefined): string[] {
+  if (g === undefined) return [];
+  return [
+    ...(g.workspace === undefined ? [] : [`Workspace: ${g.workspace}`]),
+    ...(g.network === undefined ? [] : [`Network: ${g.network}`]),
+    ...(g.profile === undefined ? [] : [`Profile: ${escapeForDisplay(g.profile)}`]),
+  ].map((l) => `${l} (${OPERATOR_SOURCE})`);
 }
 
 function installLines(install: ApprovalView['install'], label: string): string[] {

@@ -2,6 +2,7 @@ import type { Granularity } from '../config/approval-schema.js';
 import { SkillsError } from '../errors.js';
 import { approvalKey, sha256Hex, summarizeInput, type InputSummary } from './approval-key.js';
 import { canonicalJson } from '../canonical-json.js';
+import { hasOperatorGrants, type OperatorGrants } from './effective-requests.js';
 
 /**
  * The tool name bound into every skill-call key. A per-skill tool of an executable skill and
@@ -24,6 +25,8 @@ export interface SkillCall {
   bundleSha256: string;
   /** Identity of the skill's environment (spec + interpreter + platform), when it declares packages. */
   envSha256?: string;
+  /** What the operator's config (`skill_overrides`) set for the skill: bound, so a changed override asks again. */
+  operator?: OperatorGrants;
   /** The JSON input as received (absent = `null`). */
   input?: unknown;
   /** Extra argv from the model (`run_skill_script.args`), never a shell string. */
@@ -45,6 +48,11 @@ export interface SkillCallRequest {
   bundle_sha256: string;
   /** Present only for skills with an environment: a changed declaration is a new approval. */
   env_sha256?: string;
+  /**
+   * Present only for skills the operator set grants for (`skill_overrides`): the frontmatter's asks are in the bundle
+   * hash, the operator's are here, so an approval never covers a grant it was not shown.
+   */
+  operator?: OperatorGrants;
   granularity: Granularity;
   input_sha256?: string;
   args_sha256?: string;
@@ -83,6 +91,7 @@ export function bindSkillCall(call: SkillCall, granularity: Granularity): BoundS
     ...(call.module === undefined ? {} : { module: call.module }),
     bundle_sha256: call.bundleSha256,
     ...(call.envSha256 === undefined ? {} : { env_sha256: call.envSha256 }),
+    ...(call.operator === undefined || !hasOperatorGrants(call.operator) ? {} : { operator: call.operator }),
   };
   const request: SkillCallRequest =
     granularity === 'exact'

@@ -1,6 +1,7 @@
 import type { Skill } from '../skills/types.js';
 import { RISK_ORDER, type RiskFinding, type RiskLevel } from './risk-patterns.js';
 import type { ScriptScan } from './scan-scripts.js';
+import type { OperatorGrants } from './effective-requests.js';
 
 export type { RiskFinding, RiskLevel } from './risk-patterns.js';
 
@@ -16,7 +17,8 @@ export interface Risk {
 }
 
 export interface RiskInput {
-  skill: Pick<Skill, 'requests'>;
+  /** The skill's asks as they apply (`effectiveRequests`), and which of them the operator set. */
+  skill: Pick<Skill, 'requests'> & { operator?: OperatorGrants };
   /** Result of `scanSkillScripts` for this skill's bundle (cache it per `bundle_sha256`). */
   scan?: Pick<ScriptScan, 'findings'>;
   /** The effective sandbox of this call, once resolved: `off` when the operator turned it off. */
@@ -37,13 +39,23 @@ export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk
   const medium = (rule: string, message: string): void => {
     requested.push({ rule, level: 'medium', message });
   };
-  if (skill.requests.network) medium('requests-network', 'asks for network access');
+  const op = skill.operator ?? {};
+  if (skill.requests.network)
+    medium(
+      'requests-network',
+      op.network === undefined ? 'asks for network access' : 'has network access (granted by the operator)',
+    );
   if (skill.requests.workspace === 'write')
-    medium('requests-workspace-write', 'asks to write to the workspace');
+    medium(
+      'requests-workspace-write',
+      op.workspace === undefined
+        ? 'asks to write to the workspace'
+        : 'may write to the workspace (granted by the operator)',
+    );
   else if (skill.requests.workspace === 'read' && workspace === true)
     // Whatever it reads (a `.env`, keys, private notes) can come back to the model in the result.
     medium('reads-workspace', 'can read every file of the workspace, and its result goes back to the model');
-  const profile = skill.requests.sandboxProfile;
+  const profile = skill.requests.sandboxProfile ?? op.profile;
   if (sandbox === 'off' || (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))) {
     medium('runs-without-sandbox', 'runs without a sandbox');
   }

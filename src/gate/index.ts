@@ -18,3 +18,4 @@ export * from './approval-shown.js';
 export * from './refusal-message.js';
 export * from './resolve-gate.js';
 export * from './skill-pins.js';
+export * from './effective-requests.js';

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { shortCallId } from '../audit/call-id.js';
 import type { Config } from '../config/config-schema.js';
-import type { ApprovalView } from '../gate/index.js';
+import { hasOperatorGrants, type ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
 
 /**
@@ -24,8 +24,9 @@ export function approvalView(
   runsDir: string,
   callId: string,
 ): ApprovalView {
-  const reads = call.skill.requests.workspace !== 'none' ? config.workspace : undefined;
-  const workspace = call.skill.requests.workspace === 'write' && reads !== undefined ? [reads] : [];
+  const { requests, operator } = call.grants;
+  const reads = requests.workspace !== 'none' ? config.workspace : undefined;
+  const workspace = requests.workspace === 'write' && reads !== undefined ? [reads] : [];
   return {
     skill: call.skill.name,
     script: call.script,
@@ -39,12 +40,13 @@ export function approvalView(
     fullInput: fullInputAt(config, callId),
     inputSummary: call.bound.input,
     sandbox: {
-      profile: call.skill.requests.sandboxProfile ?? config.sandbox.profile,
+      profile: requests.sandboxProfile ?? operator.profile ?? config.sandbox.profile,
       enforced: config.sandbox.mode !== 'off',
       network: call.network,
       readablePaths: reads === undefined ? [] : [reads],
       writablePaths: [join(runsDir, '<new folder for this call>'), ...workspace],
     },
+    ...(hasOperatorGrants(operator) ? { operator } : {}),
     risk: call.risk,
     policy: call.policy,
     ...(call.installPlan === undefined ? {} : { install: call.installPlan }),

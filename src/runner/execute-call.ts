@@ -110,8 +110,9 @@ async function planLaunch(
       hint: `${probe.diagnosis.hint ?? 'Run `skills-mcp doctor` for details.'} Nothing was run.`,
     });
   }
-  const base = await deps.profile(deps.config.sandbox.profile);
-  const asked = call.skill.requests.sandboxProfile;
+  // The operator's profile for this skill (skill_overrides) in place of the default; the skill may only tighten it.
+  const base = await deps.profile(call.grants.operator.profile ?? deps.config.sandbox.profile);
+  const asked = call.grants.requests.sandboxProfile;
   const requested = asked === undefined ? undefined : await deps.profile(asked).catch(() => undefined);
   const profile = sandbox.resolveProfile(base, requested).profile;
   // Small local writes: synchronous (cheaper than thread-pool round trips on the call path).
@@ -153,7 +154,7 @@ async function planLaunch(
       ? { NODE_PATH: join(skillEnv.dir, 'node', 'node_modules') }
       : {}),
   };
-  const workspaceWrite = call.skill.requests.workspace === 'write';
+  const workspaceWrite = call.grants.requests.workspace === 'write';
   const plan: SandboxPlan = {
     argv:
       call.module === undefined
@@ -170,7 +171,7 @@ async function planLaunch(
       ...deps.config.sandbox.read_only_paths,
     ],
     writablePaths: [outDir],
-    ...(deps.config.workspace === undefined || call.skill.requests.workspace === 'none'
+    ...(deps.config.workspace === undefined || call.grants.requests.workspace === 'none'
       ? {}
       : {
           workspace: {
@@ -184,7 +185,9 @@ async function planLaunch(
               : { hide: deps.privatePaths, emptyDir: emptyFolder(deps.runsDir) }),
           },
         }),
-    network: call.network === 'full' ? 'full' : profile.network,
+    // `network: none` set by the operator holds even when the profile has the network.
+    network:
+      call.network === 'full' ? 'full' : call.grants.operator.network === 'none' ? 'none' : profile.network,
     limits,
     stdin: Buffer.from(inputJson),
     profile: profile.name,

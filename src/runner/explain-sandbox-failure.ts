@@ -8,7 +8,15 @@ export interface RunGrants {
   workspace?: { path: string; write: boolean };
   /** The skill's copy (`SKILL_DIR`), read-only in every run. */
   skillDir?: string;
+  /** The skill's name, for the operator's setting (`skill_overrides.<name>`) a hint names. */
+  skill?: string;
+  /** What the operator's `skill_overrides` set for the skill, when a hint must say the operator narrowed it. */
+  operator?: { workspace?: 'none' | 'read' | 'write'; network?: 'none' | 'full' };
 }
+
+/** `skill_overrides.<name>.<key>: <value>` as the operator writes it in skills-mcp.yaml. */
+const overrideKey = (g: RunGrants, key: string, value: string): string =>
+  `\`skill_overrides.${g.skill ?? '<skill>'}.${key}: ${value}\``;
 
 /** Paths a write was refused on because the file system is read-only: Python, Node, and shell/coreutils wording. */
 const EROFS = [
@@ -39,8 +47,12 @@ export function explainSandboxFailure(stderrText: string, g: RunGrants): string[
   const refused = readOnlyPaths(stderr);
   const ws = g.workspace;
   if (ws !== undefined && !ws.write && refused.some((p) => isUnder(p, [ws.path]))) {
+    const how =
+      g.operator?.workspace !== undefined
+        ? `the operator set ${overrideKey(g, 'workspace', g.operator.workspace)} in skills-mcp.yaml; if the skill is meant to change files there, the operator sets ${overrideKey(g, 'workspace', 'write')} instead`
+        : `if the skill is meant to change files there, add \`workspace: write\` to its SKILL.md frontmatter, or the operator sets ${overrideKey(g, 'workspace', 'write')} in skills-mcp.yaml`;
     hints.push(
-      'The workspace is mounted read-only for this skill, so the write failed. If the skill is meant to change files there, add `workspace: write` to its SKILL.md frontmatter (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result.',
+      `The workspace is mounted read-only for this skill, so the write failed: ${how} (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result.`,
     );
   }
   if (g.skillDir !== undefined && refused.some((p) => isUnder(p, [g.skillDir!]))) {
@@ -50,7 +62,9 @@ export function explainSandboxFailure(stderrText: string, g: RunGrants): string[
   }
   if (g.network === 'none' && NETWORK.test(stderr)) {
     hints.push(
-      'The network is off for this run (the sandbox has only loopback, and no name resolution). If the skill needs the network, add `network: full` to its SKILL.md frontmatter (asked at approval), or the operator sets `sandbox.profile: network` in skills-mcp.yaml.',
+      g.operator?.network === 'none'
+        ? `The network is off for this run (the sandbox has only loopback, and no name resolution) because the operator set ${overrideKey(g, 'network', 'none')} in skills-mcp.yaml, whatever the skill asks. If the skill needs the network, the operator removes that line or sets ${overrideKey(g, 'network', 'full')} (asked at approval).`
+        : `The network is off for this run (the sandbox has only loopback, and no name resolution). If the skill needs the network, add \`network: full\` to its SKILL.md frontmatter, or the operator sets ${overrideKey(g, 'network', 'full')} in skills-mcp.yaml (asked at approval either way), or \`sandbox.profile: network\` for every skill.`,
     );
   }
   if (LIBREOFFICE.test(stderr)) {

@@ -4,6 +4,8 @@ import {
   assessRisk,
   bindSkillCall,
   decide,
+  effectiveRequests,
+  type EffectiveRequests,
   type BoundSkillCall,
   type PolicyDecision,
   type Risk,
@@ -64,6 +66,8 @@ export interface PreparedCall {
   risk: Risk;
   policy: PolicyDecision;
   network: 'none' | 'full';
+  /** What the call runs with: the frontmatter's asks with the operator's `skill_overrides` in their place. */
+  grants: EffectiveRequests;
   /** The skill's environment, when it declares packages. */
   env?: SkillEnv;
   /** What an approval also allows when the environment is not built yet. */
@@ -146,6 +150,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     });
   }
   const installPlan = env === undefined || env.ready ? undefined : await deps.envs?.plan(env);
+  const grants = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]);
   const bound = bindSkillCall(
     {
       skill: skill.name,
@@ -154,6 +159,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       ...(req.module === undefined ? {} : { module: req.module }),
       bundleSha256: bundle.sha256,
       ...(env === undefined ? {} : { envSha256: env.id }),
+      operator: grants.operator,
       input: req.input,
       args,
     },
@@ -165,7 +171,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     throw new SkillsError('KEY_INVALID', `the request for skill "${skill.name}" cannot be bound`);
   const scan = await deps.scan(skill, bundle.sha256);
   const risk = assessRisk({
-    skill,
+    skill: grants,
     scan,
     sandbox: deps.config.sandbox.mode,
     workspace: deps.config.workspace !== undefined,
@@ -180,7 +186,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     ...(req.session.caller === undefined ? {} : { caller: req.session.caller }),
     config: deps.config.approval,
   });
-  const network = skill.requests.network ? 'full' : 'none';
+  const network = grants.requests.network ? 'full' : 'none';
   return {
     req,
     skill,
@@ -196,6 +202,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     risk,
     policy,
     network,
+    grants,
     ...(env === undefined ? {} : { env }),
     ...(installPlan === undefined ? {} : { installPlan }),
   };

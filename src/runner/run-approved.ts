@@ -222,6 +222,8 @@ async function startAndRun(
       network: launch.plan.network,
       ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
       ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
+      skill: call.skill.name,
+      operator: call.grants.operator,
     }),
     folders: launch.folders,
   };

@@ -49,6 +49,14 @@ const CardViewSchema = z.object({
       writablePaths: z.array(z.string()).describe('Paths the script may write, on the replica that runs it'),
     })
     .describe('What the run may do'),
+  operator: z
+    .object({
+      workspace: z.enum(['none', 'read', 'write']).optional().describe('Workspace access'),
+      network: z.enum(['none', 'full']).optional().describe('Network'),
+      profile: z.string().optional().describe('Sandbox profile'),
+    })
+    .optional()
+    .describe("What the operator's skill_overrides set for the skill"),
   risk: z
     .object({
       level: LEVEL.describe('Risk level'),

@@ -90,3 +90,21 @@ describe('explainSandboxFailure', () => {
     expect(explainSandboxFailure(stderr, grants)).toEqual([]);
   });
 });
+
+describe('explainSandboxFailure and the operator overrides', () => {
+  it('names the override that made the workspace read-only or took the network away', () => {
+    const narrowed: RunGrants = { ...off, skill: 'docx', operator: { workspace: 'read', network: 'none' } };
+    const [ws] = explainSandboxFailure(`OSError: [Errno 30] Read-only file system: '${WS}/a'`, narrowed);
+    expect(ws).toContain('the operator set `skill_overrides.docx.workspace: read` in skills-mcp.yaml');
+    expect(ws).toContain('`skill_overrides.docx.workspace: write` instead');
+    const [net] = explainSandboxFailure('Temporary failure in name resolution', narrowed);
+    expect(net).toContain('because the operator set `skill_overrides.docx.network: none` in skills-mcp.yaml');
+  });
+
+  it('offers the override next to the frontmatter key when the operator set nothing', () => {
+    const plain: RunGrants = { ...off, skill: 'docx', operator: {} };
+    expect(explainSandboxFailure('Temporary failure in name resolution', plain)[0]).toContain(
+      'the operator sets `skill_overrides.docx.network: full` in skills-mcp.yaml',
+    );
+  });
+});

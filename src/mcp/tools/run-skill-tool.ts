@@ -1,4 +1,5 @@
 import { escapeForDisplay } from '../../escape-for-display.js';
+import { effectiveRequests } from '../../gate/index.js';
 import { fromJsonSchema, type StandardSchemaWithJSON } from '@modelcontextprotocol/server';
 import type { Runner } from '../../runner/runner-types.js';
 import type { SessionInfo } from '../../runner/session.js';
@@ -35,19 +36,20 @@ export const runSkillTool = (
       ? `${skill.description.slice(0, MAX_DESCRIPTION - 1)}…`
       : skill.description;
   const renamed = skill.toolName !== skill.name ? ` Skill "${skill.name}".` : '';
+  const { network } = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]).requests;
   return {
     name: skill.toolName,
     config: {
       title: `Skill: ${escapeForDisplay(skill.name)}`,
       description:
-        `${description}\n\nRuns ${skill.entryPoint} in a sandbox${skill.requests.network ? ' with network access' : ''}; ` +
+        `${description}\n\nRuns ${skill.entryPoint} in a sandbox${network ? ' with network access' : ''}; ` +
         `the user may be asked to approve it. Read its instructions with read_skill_file {"skill": "${skill.name}", "path": "${skill.skillFile}"}.${renamed}`,
       inputSchema: inputSchemaOf(entry.schema),
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
         idempotentHint: false,
-        openWorldHint: skill.requests.network,
+        openWorldHint: network,
       },
       scopeChallenge: runScopeChallenge(deps.config),
     },
