@@ -32,6 +32,8 @@ export interface ApprovalView {
     readablePaths?: readonly string[];
     /** Paths the script may write (host paths, shown to the person). */
     writablePaths: readonly string[];
+    /** The session's working folder (among `writablePaths`): read and changed by every run of the session. */
+    sessionFolder?: string;
   };
   risk: Pick<Risk, 'level' | 'code' | 'findings'>;
   policy: Pick<PolicyDecision, 'decision' | 'rule'>;
@@ -66,6 +68,11 @@ export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displ
         : `the workspace ${paths(readable)} (every file in it), and the skill's own files`
     }`,
     `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : paths(view.sandbox.writablePaths)}`,
+    ...(view.sandbox.sessionFolder === undefined
+      ? []
+      : [
+          `${pad('Session')}this run can read and change the session folder ${escapeForDisplay(view.sandbox.sessionFolder)}: what an earlier run of this session left there is input to this one`,
+        ]),
     `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
     ...installLines(view.install, pad('Install')),
     `${pad('Script')}${escapeForDisplay(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,

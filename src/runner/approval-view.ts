@@ -3,6 +3,7 @@ import { shortCallId } from '../audit/call-id.js';
 import type { Config } from '../config/config-schema.js';
 import type { ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
+import { sessionFolderPath } from './session-folder.js';
 
 /**
  * Where a person sees in full what the form cannot show (secret-named values, values too long for it): the console's
@@ -26,6 +27,9 @@ export function approvalView(
 ): ApprovalView {
   const reads = call.skill.requests.workspace !== 'none' ? config.workspace : undefined;
   const workspace = call.skill.requests.workspace === 'write' && reads !== undefined ? [reads] : [];
+  const session = config.runs.session_folder.enabled
+    ? sessionFolderPath(runsDir, call.req.session)
+    : undefined;
   return {
     skill: call.skill.name,
     script: call.script,
@@ -43,7 +47,12 @@ export function approvalView(
       enforced: config.sandbox.mode !== 'off',
       network: call.network,
       readablePaths: reads === undefined ? [] : [reads],
-      writablePaths: [join(runsDir, '<new folder for this call>'), ...workspace],
+      writablePaths: [
+        join(runsDir, '<new folder for this call>'),
+        ...(session === undefined ? [] : [session]),
+        ...workspace,
+      ],
+      ...(session === undefined ? {} : { sessionFolder: session }),
     },
     risk: call.risk,
     policy: call.policy,

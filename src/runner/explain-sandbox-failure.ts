@@ -40,7 +40,7 @@ export function explainSandboxFailure(stderrText: string, g: RunGrants): string[
   const ws = g.workspace;
   if (ws !== undefined && !ws.write && refused.some((p) => isUnder(p, [ws.path]))) {
     hints.push(
-      'The workspace is mounted read-only for this skill, so the write failed. If the skill is meant to change files there, add `workspace: write` to its SKILL.md frontmatter (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result.',
+      "The workspace is mounted read-only for this skill, so the write failed. If the skill is meant to change files there, add `workspace: write` to its SKILL.md frontmatter (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result, or to $SKILL_SESSION_DIR, which the session's next runs find.",
     );
   }
   if (g.skillDir !== undefined && refused.some((p) => isUnder(p, [g.skillDir!]))) {
