@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { chownSync, futimesSync, lstatSync, mkdirSync, readdirSync } from 'node:fs';
+import { chmodSync, chownSync, lstatSync, lutimesSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { SkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
@@ -56,6 +56,8 @@ export function prepareSessionFolder(
 ): string {
   const parent = join(runsDir, SESSIONS_FOLDER);
   mkdirSync(parent, { recursive: true, mode: 0o711 });
+  // Whatever the umask: the sandbox user (as root, uid 65534) must pass through to its own folder.
+  if ((lstatSync(parent).mode & 0o777) !== 0o711) chmodSync(parent, 0o711);
   folderIdOf(parent);
   const dir = sessionFolderPath(runsDir, info);
   try {
@@ -64,14 +66,10 @@ export function prepareSessionFolder(
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
   }
-  const root = openFolder(dir, folderIdOf(dir));
-  try {
-    futimesSync(root.fd, new Date(), new Date());
-  } catch {
-    // Best effort: the prune of leftovers then goes by the folder's own last change.
-  } finally {
-    closeNode(root);
-  }
+  // A real folder (never a link), marked used now: the prune of leftovers goes by it.
+  folderIdOf(dir);
+  const now = new Date();
+  lutimesSync(dir, now, now);
   return dir;
 }
 
