@@ -29,6 +29,8 @@ export type ErrorCode =
   | 'STALE_BINDING'
   /** Too many sandboxed runs at once (server memory budget or per-session cap): nothing ran. */
   | 'RUNS_BUSY'
+  /** A run left the session's working folder over its size or entry cap: the folder was emptied. */
+  | 'SESSION_FOLDER_FULL'
   /** Too many approvals waiting for an answer (count or input bytes): nothing was asked. */
   | 'APPROVALS_BUSY'
   | 'AUDIT_FAILED'

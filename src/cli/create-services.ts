@@ -4,6 +4,7 @@ import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import { createLazyRunner } from '../runner/lazy-runner.js';
+import { pruneSessionFolders } from '../runner/session-folder.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';
@@ -20,6 +21,8 @@ import { packageRoot } from '../package-root.js';
 
 export interface Services {
   runner: Runner;
+  /** Where the runs' folders are (per-call folders, session folders). */
+  runsDir: string;
   /** The folder each skill name first stood for; observe every reloaded catalog. */
   skillPins: SkillPins;
   /**
@@ -151,6 +154,7 @@ export function createServices(
   );
   return {
     runner,
+    runsDir,
     skillPins,
     auditPath,
     audit: openAudit,
@@ -188,9 +192,12 @@ function pruneInBackground(days: number, prune: (cutoffMs: number) => Promise<vo
 const keepRunsPruned = (runsDir: string, days: number, log: Logger) =>
   pruneInBackground(days, (cutoffMs) =>
     import('../runner/prune-runs.js')
-      .then(({ pruneRuns }) => {
+      .then(async ({ pruneRuns }) => {
         const removed = pruneRuns(runsDir, cutoffMs);
         if (removed.length > 0) log.info({ removed: removed.length, days }, 'removed old call folders');
+        // Session folders are removed when their session ends; these are left by a process that was killed.
+        const left = await pruneSessionFolders(runsDir, cutoffMs);
+        if (left.length > 0) log.info({ removed: left.length, days }, 'removed old session folders');
       })
       .catch((err: unknown) => log.warn({ err }, 'could not remove old call folders')),
   );

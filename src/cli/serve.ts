@@ -240,6 +240,7 @@ async function serve(
     log,
     version,
     runner: services.runner,
+    runsDir: services.runsDir,
     ...(approvalConsole === undefined ? {} : { console: approvalConsole.console }),
     ...(skillsExtension === undefined ? {} : { skillsExtension }),
     ...(stateSecret === undefined ? {} : { stateSecret }),

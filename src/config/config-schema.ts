@@ -232,6 +232,33 @@ export const ConfigSchema = z.strictObject({
         .boolean()
         .default(false)
         .describe("Keep each call's raw input (input.json) in its folder after the call; off by default."),
+      session_folder: z
+        .strictObject({
+          enabled: z
+            .boolean()
+            .default(true)
+            .describe(
+              "Give every run a folder of its session ($SKILL_SESSION_DIR, read-write): what one run leaves there the session's next runs find (unpack, edit, pack across calls) without writing the workspace. Removed when the session ends.",
+            ),
+          max_bytes: z
+            .number()
+            .int()
+            .min(0)
+            .default(256 * 1024 * 1024)
+            .describe(
+              'Size cap of a session folder (bytes of its files), checked after each run: over it, the run is an error and the folder is emptied.',
+            ),
+          max_files: z
+            .number()
+            .int()
+            .min(1)
+            .default(10_000)
+            .describe(
+              'Cap on the entries (files, folders, links) in a session folder, checked like `max_bytes`.',
+            ),
+        })
+        .prefault({})
+        .describe("The session's working folder, shared by the runs of one session and private to it."),
     })
     .prefault({})
     .describe('Caps on concurrent sandboxed runs.'),

@@ -33,6 +33,8 @@ export interface ApprovalView {
     readablePaths?: readonly string[];
     /** Paths the script may write (host paths, shown to the person). */
     writablePaths: readonly string[];
+    /** The session's working folder (among `writablePaths`): read and changed by every run of the session. */
+    sessionFolder?: string;
   };
   /** What the operator's config (`skill_overrides`) set for this skill, in place of its frontmatter: said so. */
   operator?: OperatorGrants;
@@ -69,6 +71,11 @@ export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displ
         : `the workspace ${paths(readable)} (every file in it), and the skill's own files`
     }`,
     `${pad('Writes')}${view.sandbox.writablePaths.length === 0 ? 'nothing' : paths(view.sandbox.writablePaths)}`,
+    ...(view.sandbox.sessionFolder === undefined
+      ? []
+      : [
+          `${pad('Session')}this run can read and change the session folder ${escapeForDisplay(view.sandbox.sessionFolder)}: what an earlier run of this session left there is input to this one`,
+        ]),
     ...operatorGrantLines(view.operator),
     `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
     ...installLines(view.install, pad('Install')),

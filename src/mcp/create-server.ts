@@ -12,6 +12,7 @@ import { serverInstructions } from './instructions.js';
 import { serveSkillPrompts, type SkillPrompts } from './prompts/skill-prompts.js';
 import { requestStateKey } from './request-state-key.js';
 import { runArtifactsResource } from './resources/run-artifacts.js';
+import { sessionFilesResource } from './resources/session-files.js';
 import { skillFilesResource } from './resources/skill-files.js';
 import type { ServerDeps } from './server-deps.js';
 import { listSkillsTool } from './tools/list-skills.js';
@@ -159,6 +160,10 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     if (runner !== undefined) {
       const runs = runArtifactsResource(runner, session);
       server.registerResource(runs.name, runs.template, runs.config, (uri, vars) => runs.read(uri, vars));
+    }
+    if (runner !== undefined && deps.runsDir !== undefined && deps.config.runs.session_folder.enabled) {
+      const own = sessionFilesResource(deps.runsDir, session);
+      server.registerResource(own.name, own.template, own.config, (uri, vars) => own.read(uri, vars));
     }
     live.add(l);
     const previous = server.server.onclose;

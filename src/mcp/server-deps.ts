@@ -27,6 +27,8 @@ export interface ServerDeps {
   version: string;
   /** The gated-call pipeline. Without it the server only serves instructions and files (no runs). */
   runner?: Runner;
+  /** Where the runs' folders are: the session's working folder is served from it (`skill-session://`). */
+  runsDir?: string;
   /** The approval console: asks a person for clients that cannot show the approval form. */
   console?: ApprovalConsole;
   /** The MCP Skills extension, when it is on (its module is loaded only then). */

@@ -3,6 +3,7 @@ import { shortCallId } from '../audit/call-id.js';
 import type { Config } from '../config/config-schema.js';
 import { hasOperatorGrants, type ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
+import { sessionFolderPath } from './session-folder.js';
 
 /**
  * Where a person sees in full what the form cannot show (secret-named values, values too long for it): the console's
@@ -27,6 +28,9 @@ export function approvalView(
   const { requests, operator } = call.grants;
   const reads = requests.workspace !== 'none' ? config.workspace : undefined;
   const workspace = requests.workspace === 'write' && reads !== undefined ? [reads] : [];
+  const session = config.runs.session_folder.enabled
+    ? sessionFolderPath(runsDir, call.req.session)
+    : undefined;
   return {
     skill: call.skill.name,
     script: call.script,
@@ -44,7 +48,12 @@ export function approvalView(
       enforced: config.sandbox.mode !== 'off',
       network: call.network,
       readablePaths: reads === undefined ? [] : [reads],
-      writablePaths: [join(runsDir, '<new folder for this call>'), ...workspace],
+      writablePaths: [
+        join(runsDir, '<new folder for this call>'),
+        ...(session === undefined ? [] : [session]),
+        ...workspace,
+      ],
+      ...(session === undefined ? {} : { sessionFolder: session }),
     },
     ...(hasOperatorGrants(operator) ? { operator } : {}),
     risk: call.risk,

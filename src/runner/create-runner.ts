@@ -43,6 +43,7 @@ import { isDecidedElsewhere, recordSharedAnswer } from './record-shared-answer.j
 import { createSharedConsoleApprovals } from './shared-console-approvals.js';
 import { createDecisionSigner } from './decision-signer.js';
 import type { SessionInfo } from './session.js';
+import { removeSessionFolder } from './session-folder.js';
 import { unseenAnswer } from './unseen-answer.js';
 
 type AbortedOutcome = ApprovalOutcome & { decision: 'denied'; reason: 'session_aborted' };
@@ -622,6 +623,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // The session's read-only records land first (the first one may still be waiting for the store to open).
     await readOnly.settled(info.id);
     if (s !== undefined) await (await deps.audit()).endSession(s.auditId, reason);
+    await removeSessionFolder(deps.runsDir, info, log);
   };
 
   const close = (): Promise<void> => {

@@ -7,6 +7,7 @@ import type { Finished } from './execute-call.js';
 import { explainSandboxFailure, type RunGrants } from './explain-sandbox-failure.js';
 import { renderJson } from './parse-bounded-json.js';
 import { UNAPPLIED_FOLDER } from '../sandbox/keep-unapplied.js';
+import { sessionFullText } from './session-folder-run.js';
 
 const TAIL = 2000;
 
@@ -50,6 +51,7 @@ export function describeRun(
   const stdout = result.stdout.toString('utf8');
   const stderr = result.stderr.toString('utf8').trim();
   const parts: string[] = [];
+  if (f.sessionFull !== undefined) parts.push(sessionFullText(f.sessionFull));
   if (status === 'timeout')
     parts.push(`The run was stopped at the ${wallMs} ms time limit (kind: timeout). Partial output follows.`);
   if (status === 'cancelled') parts.push('The run was cancelled.');
@@ -83,11 +85,17 @@ export function describeRun(
       `Workspace changes not applied: ${listed(ws.refused, (r) => `${quoted(r.path)} (${r.reason})`)}`,
     );
   if (parts.length === 0) parts.push('(no output)');
+  const code =
+    f.sessionFull !== undefined
+      ? 'SESSION_FOLDER_FULL'
+      : output.outputError === undefined
+        ? undefined
+        : 'OUTPUT_REFUSED';
   return {
     callId,
     status,
-    isError: status !== 'ok' || output.outputError !== undefined,
-    ...(output.outputError === undefined ? {} : { code: 'OUTPUT_REFUSED' }),
+    isError: status !== 'ok' || code !== undefined,
+    ...(code === undefined ? {} : { code }),
     text: parts.join('\n\n'),
     ...(output.json === undefined ? {} : { json: output.json }),
     artifacts: output.artifacts,

@@ -17,6 +17,7 @@ import { collectOutput, type CollectedOutput, type OutputFolders } from './colle
 import type { PreparedCall } from './prepare-call.js';
 import type { RunSlots } from './run-slots.js';
 import { folderBytes, tidyCallFolder } from './tidy-call-folder.js';
+import { checkSessionFolder, sessionFolderOf, type SessionFolderCheck } from './session-folder-run.js';
 
 /** Inputs up to this size are also passed in the SKILL_INPUT variable. */
 const SMALL_INPUT_BYTES = 8 * 1024;
@@ -48,6 +49,8 @@ export interface Launch {
   profile: Profile;
   /** The per-call folders, identified before the spawn: collection refuses a folder swapped since. */
   folders: OutputFolders;
+  /** The session's working folder, when it is on. */
+  sessionDir?: string;
   /** The environment to build before the run (approved with the call). */
   install?: SkillEnv;
   /** Ends the run's hold on the bundle copy (once the run is over): prune may remove it after. */
@@ -120,6 +123,7 @@ async function planLaunch(
   const outDir = await sandbox.createOutputDir(deps.runsDir);
   const filesDir = join(outDir, 'files');
   const folders = { outDir, filesDir, out: folderIdOf(outDir), files: folderIdOf(filesDir) };
+  const sessionDir = sessionFolderOf(call, deps);
   const inputJson = canonicalJson(call.input ?? {}, { allowFloats: true });
   const inputFile = join(outDir, 'input.json');
   writeFileSync(inputFile, inputJson, { mode: 0o644 });
@@ -138,6 +142,7 @@ async function planLaunch(
     PYTHONDONTWRITEBYTECODE: '1',
     SKILL_OUTPUT: join(outDir, 'output.json'),
     SKILL_FILES_DIR: filesDir,
+    ...(sessionDir === undefined ? {} : { SKILL_SESSION_DIR: sessionDir }),
     SKILL_INPUT_FILE: inputFile,
     TIMEOUT_MS: String(limits.wallTimeMs),
     ...(Buffer.byteLength(inputJson) <= SMALL_INPUT_BYTES ? { SKILL_INPUT: inputJson } : {}),
@@ -170,7 +175,7 @@ async function planLaunch(
       ...profile.readOnlyPaths,
       ...deps.config.sandbox.read_only_paths,
     ],
-    writablePaths: [outDir],
+    writablePaths: sessionDir === undefined ? [outDir] : [outDir, sessionDir],
     ...(deps.config.workspace === undefined || call.grants.requests.workspace === 'none'
       ? {}
       : {
@@ -197,6 +202,7 @@ async function planLaunch(
     plan,
     profile,
     folders,
+    ...(sessionDir === undefined ? {} : { sessionDir }),
     ...(skillEnv === undefined || skillEnv.ready ? {} : { install: skillEnv }),
     started: {
       argv:
@@ -232,6 +238,8 @@ export interface Finished {
   result: SandboxResult;
   output: CollectedOutput;
   stdoutSha256: string;
+  /** The session folder went over a cap in this run (and was emptied). */
+  sessionFull?: SessionFolderCheck;
 }
 
 /** Stages 7–8: spawn in the sandbox, honour cancellation, collect the result and artifacts (links refused). */
@@ -262,5 +270,12 @@ export async function runLaunch(
   const stdout = result.stdout.toString('utf8');
   const output = await collectOutput(launch.folders, result.truncated.stdout ? '' : stdout);
   tidyCallFolder(launch.folders.outDir, { keepInput: runs.keep_input, emptyFiles: false });
-  return { result, output, stdoutSha256: createHash('sha256').update(result.stdout).digest('hex') };
+  const sessionFull =
+    launch.sessionDir === undefined ? undefined : await checkSessionFolder(launch.sessionDir, deps);
+  return {
+    result,
+    output,
+    stdoutSha256: createHash('sha256').update(result.stdout).digest('hex'),
+    ...(sessionFull === undefined ? {} : { sessionFull }),
+  };
 }

@@ -52,7 +52,7 @@ export function explainSandboxFailure(stderrText: string, g: RunGrants): string[
         ? `the operator set ${overrideKey(g, 'workspace', g.operator.workspace)} in skills-mcp.yaml; if the skill is meant to change files there, the operator sets ${overrideKey(g, 'workspace', 'write')} instead`
         : `if the skill is meant to change files there, add \`workspace: write\` to its SKILL.md frontmatter, or the operator sets ${overrideKey(g, 'workspace', 'write')} in skills-mcp.yaml`;
     hints.push(
-      `The workspace is mounted read-only for this skill, so the write failed: ${how} (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result.`,
+      `The workspace is mounted read-only for this skill, so the write failed: ${how} (asked at approval; the run works on a private copy and its changes are applied back). Otherwise write to $SKILL_FILES_DIR (the working folder), whose files come back with the result, or to $SKILL_SESSION_DIR, which the session's next runs find.`,
     );
   }
   if (g.skillDir !== undefined && refused.some((p) => isUnder(p, [g.skillDir!]))) {

@@ -196,6 +196,7 @@ async function startAndRun(
       : { artifacts_refused: output.refusedNames.map((h) => ({ path_sha256: h })) }),
     ...(installed === undefined ? {} : { env_installed: installed }),
     ...(result.workspace === undefined ? {} : { workspace_changes: workspaceRecord(result.workspace) }),
+    ...(finished.sessionFull === undefined ? {} : { error_code: 'SESSION_FOLDER_FULL' }),
   };
   try {
     await audit.append({ type: 'tool_call_finished', sessionId, callId, payload });

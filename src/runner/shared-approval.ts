@@ -47,6 +47,10 @@ const CardViewSchema = z.object({
         .optional()
         .describe('Host paths besides the skill the script may read (the workspace), on that replica'),
       writablePaths: z.array(z.string()).describe('Paths the script may write, on the replica that runs it'),
+      sessionFolder: z
+        .string()
+        .optional()
+        .describe("The session's working folder, read and changed by the run, on that replica"),
     })
     .describe('What the run may do'),
   operator: z

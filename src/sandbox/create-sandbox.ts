@@ -44,6 +44,8 @@ export interface Sandbox extends SandboxAdapter {
   resolveProfile(operatorDefault: Profile, skillRequested?: Profile): ProfileResolution;
   /** A fresh per-call output folder (mode 700, with `files/`), writable by the sandbox user. */
   createOutputDir(parent?: string): Promise<string>;
+  /** Who owns the folders scripts write, when not the server's own user (the server runs as root). */
+  readonly folderOwner?: { uid: number; gid: number };
 }
 
 function unsupported(platform: string, clock: () => Date): SandboxAdapter {
@@ -126,6 +128,7 @@ export function createSandbox(o: SandboxOptions): Sandbox {
       return adapter.run(plan, opts);
     },
     dispose: () => adapter.dispose(),
+    ...(sandboxOwner === undefined ? {} : { folderOwner: sandboxOwner }),
     loadProfile: (name) => loadProfile(profilesDir, name),
     resolveProfile,
     // A few metadata syscalls on the call path: synchronous, as a thread-pool round trip per call costs more.

@@ -47,8 +47,12 @@ export const runSkillScriptTool = (
       'Run a script of a skill (python3, node or bash by extension), or a Python module of it ("module", as in ' +
       '`python -m scripts.tool`), in a sandbox with no network by default. The skill root is on the Python module ' +
       'path. The working folder is a new, empty output folder for this call: files the script writes there (e.g. ' +
-      'a relative output path) come back as files in the result. Pass arguments as a list and optional JSON input. ' +
-      'The user may be asked to approve the run.',
+      'a relative output path) come back as files in the result. ' +
+      (deps.config.runs.session_folder.enabled
+        ? "Files a script keeps in $SKILL_SESSION_DIR stay there for this session's next runs (unpack, edit, " +
+          'pack across calls) and are listed as skill-session:// resources. '
+        : '') +
+      'Pass arguments as a list and optional JSON input. The user may be asked to approve the run.',
     inputSchema: memoJsonSchema(input),
     annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
     scopeChallenge: runScopeChallenge(deps.config),
