@@ -63,7 +63,7 @@ describe('two replicas under read-only load (PostgreSQL log)', () => {
 
     // Gated calls on both replicas, one after another on each: 12 s of load, and 10 calls at least.
     const results: { ok: boolean; ms: number; text: string }[] = [];
-    let recovered: { ok: boolean; after: number }[] = [];
+    let recovered: { ok: boolean; sent: number; after: number }[] = [];
     try {
       const until = performance.now() + 12_000;
       await Promise.all(
@@ -86,17 +86,18 @@ describe('two replicas under read-only load (PostgreSQL log)', () => {
       await new Promise((r) => setTimeout(r, 10_000));
       team.pg.start();
       const back = performance.now();
+      // Calls one after another until one runs: when was the one that ran sent, and when did it answer.
       recovered = await Promise.all(
         replicas.map(async ({ c }) => {
           for (;;) {
+            const sent = performance.now() - back;
             const r = await gated(c);
-            if (r.ok || performance.now() - back > 30_000)
-              return { ok: r.ok, after: performance.now() - back };
+            if (r.ok || sent > 30_000) return { ok: r.ok, sent, after: performance.now() - back };
           }
         }),
       );
       console.info(
-        `after the outage, the first gated call ran ${recovered.map((r) => r.after.toFixed(0)).join(' / ')} ms after PostgreSQL was back; read-only answers ${reads.n}`,
+        `after the outage, the first gated call that ran was sent ${recovered.map((r) => r.sent.toFixed(0)).join(' / ')} ms and answered ${recovered.map((r) => r.after.toFixed(0)).join(' / ')} ms after PostgreSQL was back; read-only answers ${reads.n}`,
       );
     } finally {
       stopReads = true;
@@ -104,7 +105,7 @@ describe('two replicas under read-only load (PostgreSQL log)', () => {
     }
     expect(died).toEqual([]);
     expect(recovered.map((r) => r.ok)).toEqual([true, true]);
-    for (const r of recovered) expect(r.after).toBeLessThanOrEqual(2_000);
+    for (const r of recovered) expect(r.sent).toBeLessThanOrEqual(2_000);
 
     // Every read-only call in the log has both of its records (whether or not its queue drained: never half of one).
     const rows = await team.pg.superuser(team.db.database, async (q) => {
