@@ -34,19 +34,20 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
     if (s === undefined) {
       const caller = callerRecord(info.caller, deps.config);
       s = deps.audit().then(async (audit) => {
-        const state = await audit.sessionState(info.id);
         // A session id the log already holds (ended, or open in another server process sharing the log: a replica
-        // serving the same principal) is continued under a new audit session: each process ends only its own.
-        const auditId = state.exists ? `${info.id}.${randomUUID()}` : info.id;
-        if (auditId !== info.id || !state.exists) {
-          const principal =
-            info.principal === undefined ? {} : { principal_sha256: principalDigest(info.principal) };
-          // Sessions that start together (clients connecting at once) share one commit.
-          await audit.startSessionAsync(
-            { transport: info.transport, server_version: deps.version, ...principal, ...withCaller(caller) },
-            { sessionId: auditId },
-          );
-        }
+        // serving the same principal) is continued under a new audit session: each process ends only its own. In a
+        // log shared by replicas, an id every replica serves always is: two replicas whose first calls come at once
+        // would both find it free and both start it.
+        const ownId = info.shared === true && audit.gateEventsOf !== undefined;
+        const taken = ownId || (await audit.sessionState(info.id)).exists;
+        const auditId = taken ? `${info.id}.${randomUUID()}` : info.id;
+        const principal =
+          info.principal === undefined ? {} : { principal_sha256: principalDigest(info.principal) };
+        // Sessions that start together (clients connecting at once) share one commit.
+        await audit.startSessionAsync(
+          { transport: info.transport, server_version: deps.version, ...principal, ...withCaller(caller) },
+          { sessionId: auditId },
+        );
         // A stop recorded before a restart still holds for the same principal; grants do not carry over. The
         // session just started holds nothing of its own yet: whatever the log has under its id from before it
         // started (a database writer's rows) gives it no grant.

@@ -21,6 +21,9 @@ export interface ReadOnlyRecords {
  */
 export const READ_ONLY_BATCH_MS = 10;
 
+/** How long after a logged lost record the next ones are only counted. */
+const FAILURE_LOG_MS = 10_000;
+
 interface Waiting {
   info: SessionInfo;
   tool: string;
@@ -44,8 +47,17 @@ export function createReadOnlyRecords(
   let waiting: Waiting[] = [];
   let timer: NodeJS.Timeout | undefined;
 
-  const failed = (w: Waiting, err: unknown) =>
-    deps.log.error({ err, tool: w.tool }, 'could not audit a read-only call');
+  // Logged once per window with how many were lost since: a database out of reach under load would otherwise
+  // cost a line per call.
+  let quietUntil = 0;
+  let lost = 0;
+  const failed = (w: Waiting, err: unknown) => {
+    lost++;
+    if (performance.now() < quietUntil) return;
+    deps.log.error({ err, tool: w.tool, unaudited: lost }, 'could not audit a read-only call');
+    lost = 0;
+    quietUntil = performance.now() + FAILURE_LOG_MS;
+  };
 
   /** Both events of a call, for one transaction. */
   const eventsOf = (w: Waiting, s: LiveSession): AppendInput[] => {
@@ -86,11 +98,11 @@ export function createReadOnlyRecords(
     }
   };
 
-  /** Any other log: both events through the group commit, which every record written in the same turn shares. */
+  /** Any other log: both events in one transaction, all or nothing. */
   const writeOne = (audit: CallLog, w: Waiting) =>
     w.live
       .then(async (s) => {
-        await Promise.all(eventsOf(w, s).map((ev) => audit.appendAsync(ev)));
+        await audit.appendMany(eventsOf(w, s));
       })
       .catch((err: unknown) => failed(w, err));
 

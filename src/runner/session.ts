@@ -15,4 +15,9 @@ export interface SessionInfo {
   principal?: string;
   /** The signed-in caller (OAuth), whose principal this is. */
   caller?: Caller;
+  /**
+   * The id names the same session in every server process (a modern-era principal): in a log shared by replicas,
+   * each records it under an audit session of its own (`<id>.<random>`), so that none starts, or closes, another's.
+   */
+  shared?: true;
 }

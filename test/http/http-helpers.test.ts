@@ -83,7 +83,8 @@ describe('httpSession', () => {
       id: 'http-0123456789abcdef',
       transport: 'http',
       principal: '0123456789abcdef',
+      shared: true,
     });
-    expect(httpSession(undefined)).toEqual({ id: 'http-anonymous', transport: 'http' });
+    expect(httpSession(undefined)).toEqual({ id: 'http-anonymous', transport: 'http', shared: true });
   });
 });

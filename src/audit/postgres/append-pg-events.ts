@@ -15,13 +15,13 @@ import { CHAIN_LOCK, PG_SCHEMA } from './pg-schema.js';
 /** An event to append; `callId` may be left out for `tool_call_requested` (a new one is made). */
 export type PgAppendInput = Omit<PendingEvent, 'callId'> & { callId?: string | null };
 
-const HEAD = `
+export const HEAD = `
   SELECT h.event_id::text AS event_id, h.hash, floor(extract(epoch FROM clock_timestamp()) * 1000)::text AS now
   FROM (SELECT 1) one
   LEFT JOIN LATERAL (SELECT event_id, hash FROM ${PG_SCHEMA}.audit_events ORDER BY event_id DESC LIMIT 1) h ON true`;
 // One round trip. A writer that stops answering inside the transaction is cut off by the server (its lock released)
 // before the others waiting for the lock give up.
-const BEGIN = `BEGIN;
+export const BEGIN = `BEGIN;
   SET LOCAL lock_timeout = '15s';
   SET LOCAL idle_in_transaction_session_timeout = '10s';
   SELECT pg_advisory_xact_lock(${CHAIN_LOCK})`;
@@ -47,6 +47,12 @@ export async function appendPgEvents(pool: pg.Pool, inputs: readonly PgAppendInp
 export interface PgWriteScope {
   sessions: readonly string[];
   calls: readonly string[];
+  /**
+   * Whether every event of the sessions is read (default), as closing one needs (its pending approvals and open
+   * calls); else only their start and end, with the events of the calls named: what the order check reads, without
+   * the cost of a session's whole history (every read-only call it made) under the chain lock.
+   */
+  whole?: boolean;
 }
 
 /**
@@ -66,13 +72,13 @@ export function appendOrderedPgEvents(
   return writePgEvents(pool, scope, (book) => build(book!).map(prepare), also);
 }
 
-interface Prepared {
+export interface Prepared {
   e: PendingEvent;
   payload: Record<string, unknown>;
   json: string;
 }
 
-function prepare(i: PgAppendInput): Prepared {
+export function prepare(i: PgAppendInput): Prepared {
   const e: PendingEvent = {
     ...i,
     callId: i.callId ?? (i.type === 'tool_call_requested' ? newCallId() : null),
@@ -99,7 +105,28 @@ const letsRun = (e: PendingEvent) =>
     ['approved', 'approved_for_session'].includes(String((e.payload as { decision?: unknown }).decision)));
 
 const SCOPE = `SELECT session_id, call_id, type, payload FROM ${PG_SCHEMA}.audit_events
-  WHERE session_id = ANY($1::text[]) OR call_id = ANY($2::text[]) ORDER BY event_id`;
+  WHERE (session_id = ANY($1::text[]) AND ($3 OR type IN ('session_started', 'session_ended')))
+    OR call_id = ANY($2::text[])
+  ORDER BY event_id`;
+
+/** Where the sessions and calls of `scope` stand, read inside the caller's transaction (holding the chain lock). */
+export async function readCallBook(client: pg.PoolClient, scope: PgWriteScope): Promise<CallBook> {
+  const book = createCallBook();
+  const rows = await client.query<{
+    session_id: string;
+    call_id: string | null;
+    type: string;
+    payload: string;
+  }>(SCOPE, [scope.sessions, scope.calls, scope.whole ?? true]);
+  for (const r of rows.rows)
+    book.apply({
+      type: r.type,
+      sessionId: r.session_id,
+      callId: r.call_id,
+      payload: JSON.parse(r.payload) as Record<string, unknown>,
+    });
+  return book;
+}
 
 /**
  * Under the chain lock: an approving decision or a start in a session family that already has `session_aborted`
@@ -133,23 +160,7 @@ async function writePgEvents(
     await client.query(BEGIN);
     const head = (await client.query<{ event_id: string | null; hash: string | null; now: string }>(HEAD))
       .rows[0]!;
-    let book: CallBook | undefined;
-    if (scope !== undefined) {
-      book = createCallBook();
-      const rows = await client.query<{
-        session_id: string;
-        call_id: string | null;
-        type: string;
-        payload: string;
-      }>(SCOPE, [scope.sessions, scope.calls]);
-      for (const r of rows.rows)
-        book.apply({
-          type: r.type,
-          sessionId: r.session_id,
-          callId: r.call_id,
-          payload: JSON.parse(r.payload) as Record<string, unknown>,
-        });
-    }
+    const book = scope === undefined ? undefined : await readCallBook(client, scope);
     const pending = build(book);
     if (pending.length === 0 && also === undefined) {
       await client.query('ROLLBACK');

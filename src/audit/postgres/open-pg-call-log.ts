@@ -10,6 +10,8 @@ import { parseEventRow } from '../parse-event-row.js';
 import { foldSessionState, SESSION_STATE_EVENTS } from '../session-state.js';
 import type { AppendInput, AuditEvent } from '../types.js';
 import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
+import { appendPgGroups } from './append-pg-groups.js';
+import { createRecordQueue, type RecordCounts } from './create-record-queue.js';
 import { openPgPool, type PgPoolOptions } from './open-pg-pool.js';
 import { createPgPendingViews } from './pg-pending-views.js';
 import { pendingViewCleanup } from './pending-view-cleanup.js';
@@ -29,6 +31,8 @@ export interface PgCallLogOptions extends PgPoolOptions {
   lease?: LeaseTimes;
   /** Seals the views of waiting console approvals shared with the other replicas (`pendingViewKey`); none without. */
   viewKey?: Uint8Array;
+  /** Read-only call records that may wait for the database before new ones are shed (default 10,000). */
+  maxQueuedRecords?: number;
 }
 
 /** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
@@ -39,6 +43,8 @@ export interface PgCallLog extends CallLog {
   refuseRuns(reason: string): void;
   /** Takes this process's lease now and keeps it (heartbeat, sweeps for dead peers), rather than on the first write. */
   holdLease(): void;
+  /** What the queue of read-only records did: waiting, written, shed, failed. */
+  recordCounts(): RecordCounts;
   /** Checks the chain in the background: a broken one refuses new runs; an unreachable database is only logged. */
   verifyInBackground(): Promise<void>;
   close(): Promise<void>;
@@ -124,21 +130,28 @@ function pendingOf(
   };
 }
 
+/** Read-only records per transaction at most: a batch holds the chain lock briefly. */
+const RECORDS_PER_BATCH = 500;
+
 /**
  * Opens the log (no connection until first use: a database that is down fails the calls that need it, not the
- * start). Every write is one transaction holding the chain lock, in which the events of the sessions and calls it
+ * start). Three pools, so that nothing a run needs waits behind what it does not: one connection for the lease
+ * (heartbeat, sweeps of dead peers), one for the read-only records (one batch at a time, bounded, shed when full:
+ * `createRecordQueue`), and the rest for gate reads, sessions and the records of gated calls. Every write is one transaction holding the chain lock, in which the events of the sessions and calls it
  * names are read and each new event is checked against their order (`checkEventOrder`, as in SQLite): two replicas
  * cannot both start, decide or finish one call. The schema must exist (`migratePgAudit`).
  */
 export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
   const pool = openPgPool(o);
+  const leasePool = openPgPool({ ...o, max: 1 });
+  const recordPool = openPgPool({ ...o, max: 1 });
   const owner = o.owner ?? { pid: process.pid, host: hostname() };
   let refusal: string | undefined;
   let closed: Promise<void> | undefined;
   const runsRefused = () => refusal;
   const lost = new Set<() => void>();
   const lease = startReplicaLease(
-    pool,
+    leasePool,
     owner,
     o.lease ?? { heartbeatMs: 10_000, leaseMs: 30_000 },
     o.log,
@@ -155,8 +168,19 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     await lease.ready();
     const calls = [...new Set(inputs.flatMap((i) => (typeof i.callId === 'string' ? [i.callId] : [])))];
     const sessions = [...new Set(inputs.map((i) => i.sessionId))];
-    return appendOrderedPgEvents(pool, { sessions, calls }, () => inputs);
+    return appendOrderedPgEvents(pool, { sessions, calls, whole: false }, () => inputs);
   };
+
+  const records = createRecordQueue<readonly AppendInput[]>({
+    maxQueued: o.maxQueuedRecords ?? 10_000,
+    maxBatch: RECORDS_PER_BATCH,
+    ...(o.log === undefined ? {} : { log: o.log }),
+    async write(groups) {
+      for (const g of groups) for (const i of g) assertRunsAllowed(i.type, runsRefused);
+      await lease.ready();
+      return appendPgGroups(recordPool, groups);
+    },
+  });
 
   const sessionEvents = async <T extends EventType>(sessionId: string, types?: readonly T[]) => {
     try {
@@ -182,6 +206,8 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     },
     append: async <I extends AppendInput>(input: I) => (await write([input]))[0] as AuditEvent<I['type']>,
     appendMany: (inputs) => write(inputs),
+    appendGroups: (groups) => records.add(groups),
+    recordCounts: () => records.counts(),
     appendAsync: async <I extends AppendInput>(input: I) =>
       (await write([input]))[0] as AuditEvent<I['type']>,
     async endSession(sessionId, reason) {
@@ -261,6 +287,11 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
         o.log?.warn({ err }, 'could not check the audit chain at start');
       }
     },
-    close: () => (closed ??= lease.stop().then(() => pool.end())),
+    close: () =>
+      (closed ??= records
+        .drain()
+        .then(() => lease.stop())
+        .then(() => Promise.all([pool.end(), leasePool.end(), recordPool.end()]))
+        .then(() => undefined)),
   };
 }

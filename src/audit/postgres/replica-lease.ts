@@ -7,6 +7,9 @@ import { pgFailure } from './pg-failure.js';
 import { pendingViewCleanup } from './pending-view-cleanup.js';
 import { PG_SCHEMA } from './pg-schema.js';
 
+/** How soon a failed renewal is tried again (at most; never later than the next heartbeat). */
+const RETRY_MS = 500;
+
 export interface LeaseTimes {
   heartbeatMs: number;
   leaseMs: number;
@@ -155,6 +158,10 @@ export function startReplicaLease(
 
   // One renewal at a time: a renewal the database holds up (a lock, a stall) does not pile up pool connections.
   let ticking = false;
+  // After a failed renewal the next try comes soon, not a whole heartbeat later: once the database is back, the lease
+  // is fresh again (and runs allowed) within a fraction of a second.
+  let retry: NodeJS.Timeout | undefined;
+  const retryMs = Math.min(t.heartbeatMs, RETRY_MS);
   const tick = async () => {
     if (ticking) {
       // A renewal the database holds up: the lease may lapse meanwhile, and what still runs must stop then.
@@ -162,11 +169,15 @@ export function startReplicaLease(
       return;
     }
     ticking = true;
+    clearTimeout(retry);
+    retry = undefined;
+    let ok = false;
     try {
-      await renew();
+      ok = await renew();
     } finally {
       ticking = false;
     }
+    if (!ok && !stopped) retry = setTimeout(() => void tick(), retryMs).unref();
   };
 
   // The lease is lost (its row gone, or no good renewal for a whole lease): a peer may have recorded this process's
@@ -176,13 +187,17 @@ export function startReplicaLease(
     onLost?.();
   };
 
-  const renew = async () => {
+  /** Whether the row is renewed (or registered) now. */
+  const renew = async (): Promise<boolean> => {
     if (lapsed()) lose();
     if (registered === undefined) {
-      await ready().catch((err: unknown) =>
-        log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet'),
+      return ready().then(
+        () => true,
+        (err: unknown) => {
+          log?.warn({ err: pgFailure('register this server', err).message }, 'audit lease not taken yet');
+          return false;
+        },
       );
-      return;
     }
     try {
       const asked = performance.now();
@@ -201,7 +216,7 @@ export function startReplicaLease(
       inTouchSince = undefined;
       if (lapsed()) lose();
       log?.warn({ err: pgFailure('renew the server lease', err).message }, 'audit lease not renewed');
-      return;
+      return false;
     }
     // Views of approvals past their timeout: nobody can decide them any more.
     await pendingViewCleanup
@@ -212,6 +227,7 @@ export function startReplicaLease(
           'expired shared approvals not removed',
         ),
       );
+    return true;
   };
 
   const ready = () =>
@@ -251,6 +267,7 @@ export function startReplicaLease(
     async stop() {
       stopped = true;
       clearInterval(timer);
+      clearTimeout(retry);
       if (registered === undefined) return;
       await pool.query(FORGET, [self.host, self.pid]).catch(() => undefined);
     },

@@ -9,7 +9,7 @@ export const ANONYMOUS_HTTP_SESSION = 'http-anonymous';
  * - Legacy era: one session per `Mcp-Session-Id` (the uuid the server handed out at `initialize`).
  * - Modern era (stateless): the principal, i.e. everyone presenting the same static token, or the same signed-in
  *   caller (issuer and subject) with any of their tokens, shares `http-<principal>`; without a token (loopback
- *   only) all requests share `http-anonymous`.
+ *   only) all requests share `http-anonymous`. Marked `shared`: every replica serves the same id.
  */
 export function httpSession(
   principal: string | undefined,
@@ -17,10 +17,11 @@ export function httpSession(
   caller?: Caller,
 ): SessionInfo {
   const id = legacySessionId ?? (principal === undefined ? ANONYMOUS_HTTP_SESSION : `http-${principal}`);
-  if (principal === undefined) return { id, transport: 'http' };
+  const shared = legacySessionId === undefined ? { shared: true as const } : {};
+  if (principal === undefined) return { id, transport: 'http', ...shared };
   return caller === undefined
-    ? { id, transport: 'http', principal }
-    : { id, transport: 'http', principal, caller };
+    ? { id, transport: 'http', principal, ...shared }
+    : { id, transport: 'http', principal, caller, ...shared };
 }
 
 /** Why an HTTP session ended, as the audit log records it. */
