@@ -1,3 +1,5 @@
+import { CLIENTS } from './client-snippet.js';
+
 /** Help texts of `skills-mcp audit` and its subcommands. */
 export const AUDIT_HELP = {
   audit: `Usage: skills-mcp audit <verify|reanchor|list|show|export> [options] [--audit PATH]
@@ -122,10 +124,12 @@ Options:
 
 Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped; and per
 skill, the third-party imports no declared environment covers, with the declaration to add.`,
-  config: `Usage: skills-mcp config <claude-desktop|cursor|cline|vscode|claude-code> [--skills DIR…] [--name NAME] [--npx]
+  config: `Usage: skills-mcp config <client> [--skills DIR…] [--name NAME] [--npx]
        skills-mcp config <client> --http URL [--name NAME]
 
-Prints a configuration snippet for the client with absolute paths.
+Prints a configuration snippet for the client with absolute paths, in the client's own format (TOML for Codex), and
+on stderr where it goes.
+  <client>              ${CLIENTS.join(', ')}
   --skills DIR          skills folder(s) to serve (default: the config's skills, else ./skills)
   --name NAME           server name in the client (default "skills")
   --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path
