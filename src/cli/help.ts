@@ -86,7 +86,8 @@ Options:
   --approval-console    ask approvals on a local web page (127.0.0.1, secret URL) when the client cannot
                         show them (or with --no-elicitation); the page also lists recent calls
   --no-watch            do not reload skills when their files change
-  --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default info)
+  --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default warn over stdio, info
+                        over HTTP)
   --http                serve Streamable HTTP instead of stdio
   --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token or OAuth
   --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
