@@ -5,9 +5,7 @@ import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { packageRoot } from '../package-root.js';
-
-export const CLIENTS = ['claude-desktop', 'cursor', 'cline', 'vscode', 'claude-code'] as const;
-type Client = (typeof CLIENTS)[number];
+import { CLIENTS, CODEX_TOKEN_VAR, localSnippet, remoteSnippet, type Client } from './client-snippet.js';
 
 const WHERE: Record<Client, string> = {
   'claude-desktop':
@@ -16,9 +14,15 @@ const WHERE: Record<Client, string> = {
   cline: 'Add to cline_mcp_settings.json (Cline → MCP Servers → Configure):',
   vscode: 'Add to .vscode/mcp.json in your workspace:',
   'claude-code': 'Run in your project:',
+  codex:
+    'Add to ~/.codex/config.toml (or .codex/config.toml in a trusted project), then check with "codex mcp list":',
+  gemini:
+    'Add to ~/.gemini/settings.json (or .gemini/settings.json in your project), then check with "gemini mcp list".\n' +
+    'Gemini CLI shows no approval forms: scripts run there only where a policy rule allows them, or through the approval console.',
+  windsurf:
+    'Add to ~/.codeium/windsurf/mcp_config.json (Windows: %USERPROFILE%\\.codeium\\windsurf\\), then refresh the MCP servers in Cascade:',
+  zed: 'Add to Zed\'s settings.json (command palette: "zed: open settings"):',
 };
-
-const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`);
 
 export function runClientConfig(args: string[], io: CliIo): ExitCode {
   const { values, positionals } = parseArgs({
@@ -63,31 +67,10 @@ export function runClientConfig(args: string[], io: CliIo): ExitCode {
   const command = fromPackage ? 'npx' : process.execPath;
   const args0 = fromPackage ? ['-y', 'skills-mcp'] : [realpathSync(join(packageRoot(), 'dist', 'cli.js'))];
   const entry = { command, args: [...args0, ...serverArgs] };
-  let snippet: string;
-  switch (client) {
-    case 'claude-desktop':
-    case 'cursor':
-      snippet = JSON.stringify({ mcpServers: { [name]: entry } }, null, 2);
-      break;
-    case 'cline':
-      snippet = JSON.stringify(
-        { mcpServers: { [name]: { ...entry, disabled: false, autoApprove: [] } } },
-        null,
-        2,
-      );
-      break;
-    case 'vscode':
-      snippet = JSON.stringify({ servers: { [name]: { type: 'stdio', ...entry } } }, null, 2);
-      break;
-    case 'claude-code':
-      snippet = ['claude', 'mcp', 'add', name, '--', entry.command, ...entry.args].map(shellQuote).join(' ');
-      break;
-  }
   io.err(`${WHERE[client]}\n`);
-  io.out(`${snippet}\n`);
+  io.out(`${localSnippet(client, name, entry)}\n`);
   return 0;
 }
-
 /** Snippets for a running `skills-mcp --http`: each client's own spelling of a Streamable HTTP entry. */
 function printRemoteSnippet(client: Client, name: string, url: string, io: CliIo): ExitCode {
   const parsed = URL.canParse(url) ? new URL(url) : undefined;
@@ -98,37 +81,13 @@ function printRemoteSnippet(client: Client, name: string, url: string, io: CliIo
     return 2;
   }
   // Loopback too: over HTTP a client's approval form counts only when the server has a token (any local program can
-  // reach a loopback port), so every snippet carries the header to fill in.
-  const headers = { headers: { Authorization: 'Bearer <token>' } };
-  let snippet: string;
-  switch (client) {
-    case 'claude-desktop':
-    case 'cursor':
-      snippet = JSON.stringify({ mcpServers: { [name]: { url, ...headers } } }, null, 2);
-      break;
-    case 'cline':
-      snippet = JSON.stringify(
-        {
-          mcpServers: {
-            [name]: { type: 'streamableHttp', url, ...headers, disabled: false, autoApprove: [] },
-          },
-        },
-        null,
-        2,
-      );
-      break;
-    case 'vscode':
-      snippet = JSON.stringify({ servers: { [name]: { type: 'http', url, ...headers } } }, null, 2);
-      break;
-    case 'claude-code':
-      snippet = ['claude', 'mcp', 'add', '--transport', 'http', name, url]
-        .concat(['--header', 'Authorization: Bearer <token>'])
-        .map(shellQuote)
-        .join(' ');
-      break;
-  }
+  // reach a loopback port), so every snippet carries the token to fill in.
   io.err(`${WHERE[client]}\n`);
-  io.err("Replace <token> with the server's token (its --token-file or SKILLS_MCP_TOKEN).\n");
-  io.out(`${snippet}\n`);
+  io.err(
+    client === 'codex'
+      ? `Codex reads the token from the environment: export ${CODEX_TOKEN_VAR} (the server's token) before starting it.\n`
+      : "Replace <token> with the server's token (its --token-file or SKILLS_MCP_TOKEN).\n",
+  );
+  io.out(`${remoteSnippet(client, name, url)}\n`);
   return 0;
 }

@@ -46,7 +46,7 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   const catalog = loadCatalog(config.skills);
   const auditPath = resolveAuditPath(config, io);
   const envsDir = config.dependencies.dir ?? join(dirname(auditPath), 'envs');
-  const log = createLogger(config.log_level === 'info' ? 'warn' : config.log_level);
+  const log = createLogger(config.log_level ?? 'warn');
   const envs = createEnvResolver({ config: config.dependencies, envsDir, env: io.env, log });
   const picked: Skill[] = [];
   for (const n of names) {

@@ -1,3 +1,5 @@
+import { CLIENTS } from './client-snippet.js';
+
 /** Help texts of `skills-mcp audit` and its subcommands. */
 export const AUDIT_HELP = {
   audit: `Usage: skills-mcp audit <verify|reanchor|list|show|export> [options] [--audit PATH]
@@ -93,7 +95,8 @@ Options:
   --approval-console    ask approvals on a local web page (127.0.0.1, secret URL) when the client cannot
                         show them (or with --no-elicitation); the page also lists recent calls
   --no-watch            do not reload skills when their files change
-  --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default info)
+  --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default warn over stdio, info
+                        over HTTP)
   --http                serve Streamable HTTP instead of stdio
   --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token or OAuth
   --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
@@ -131,10 +134,12 @@ Options:
 
 Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped; and per
 skill, the third-party imports no declared environment covers, with the declaration to add.`,
-  config: `Usage: skills-mcp config <claude-desktop|cursor|cline|vscode|claude-code> [--skills DIR…] [--name NAME] [--npx]
+  config: `Usage: skills-mcp config <client> [--skills DIR…] [--name NAME] [--npx]
        skills-mcp config <client> --http URL [--name NAME]
 
-Prints a configuration snippet for the client with absolute paths.
+Prints a configuration snippet for the client with absolute paths, in the client's own format (TOML for Codex), and
+on stderr where it goes.
+  <client>              ${CLIENTS.join(', ')}
   --skills DIR          skills folder(s) to serve (default: the config's skills, else ./skills)
   --name NAME           server name in the client (default "skills")
   --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path

@@ -28,6 +28,7 @@ import { defined, resolveConfig } from './resolve-config.js';
 import { resolveLocalBase } from './audit-path.js';
 import { packageBuild, packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
+import { CLIENTS } from './client-snippet.js';
 
 export const SERVE_OPTIONS = {
   skills: { type: 'string', multiple: true },
@@ -130,7 +131,8 @@ async function serve(
     io.err(`skills-mcp: invalid configuration\n  http.state_key_file: ${e.message}\n  ${e.hint ?? ''}\n`);
     return 2;
   }
-  const log = createLogger(config.log_level);
+  // Over stdio the host shows stderr to its user: silence unless something is wrong, or unless asked.
+  const log = createLogger(config.log_level ?? (config.http.enabled ? 'info' : 'warn'));
   // What each skill folder gave at the last start: only folders that changed since are read again.
   const cache = openCatalogCache({
     stateDir: dirname(resolveLocalBase(config, io)),
@@ -320,7 +322,7 @@ async function runStdio(ctx: ServeContext, stdin: NodeJS.ReadableStream): Promis
     io.err(
       `skills-mcp ${ctx.version} is serving ${ctx.catalog().skills.length} skills over stdio.\n` +
         'It is an MCP server: a client starts it and talks to it on stdin/stdout. To connect one, print a\n' +
-        'config snippet with `skills-mcp config claude-desktop` (or cursor, cline, vscode, claude-code).\n' +
+        `config snippet with \`skills-mcp config claude-desktop\` (or ${CLIENTS.slice(1).join(', ')}).\n` +
         'Press Ctrl+C to stop.\n',
     );
   }

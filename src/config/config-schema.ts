@@ -95,7 +95,12 @@ export const ConfigSchema = z.strictObject({
       path: ['lease_ms'],
     })
     .describe('Replica leases of a PostgreSQL audit log (see docs/serving-a-team.md).'),
-  log_level: z.enum(LOG_LEVELS).default('info').describe('Log level on stderr.'),
+  log_level: z
+    .enum(LOG_LEVELS)
+    .optional()
+    .describe(
+      "Log level on stderr. Unset: warn over stdio (hosts show a server's stderr to their users), info over HTTP.",
+    ),
   max_message_bytes: z
     .number()
     .int()

@@ -16,7 +16,8 @@ async function signalDuringStartUp(args: string[], line: string) {
   const audit = join(mkdtempSync(join(state, 'run-')), 'audit.db');
   const proc = spawn(
     process.execPath,
-    [builtCli, ...args, '--skills', join(repoRoot, 'skills'), '--no-watch'],
+    // The start-up lines it waits for are info lines, which stdio leaves out unless asked.
+    [builtCli, ...args, '--skills', join(repoRoot, 'skills'), '--no-watch', '--log-level', 'info'],
     {
       env: { ...process.env, SKILLS_MCP_AUDIT: audit, SKILLS_MCP_TOKEN: '' },
       stdio: ['pipe', 'pipe', 'pipe'],

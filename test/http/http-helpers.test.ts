@@ -60,7 +60,11 @@ describe('bearer check', () => {
       ok: false,
       refusal: {
         status: 401,
-        headers: { 'www-authenticate': 'Bearer realm="skills-mcp", error="invalid_token"' },
+        headers: {
+          'www-authenticate': expect.stringMatching(
+            /^Bearer realm="skills-mcp", error="invalid_token", error_description="[^"]+"$/,
+          ) as string,
+        },
         reason: 'wrong token',
       },
     };

@@ -1,3 +1,4 @@
+import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isSkillsError } from '../../src/errors.js';
 import { silentLogger } from '../../src/log.js';
@@ -30,6 +31,61 @@ describe('bearer token', () => {
       expect(res.headers['www-authenticate']).toContain('invalid_token');
       expect(res.body).not.toContain(TOKEN);
     }
+  });
+
+  it('answers 401 without resource_metadata (no OAuth here), saying in the body to send the token', async () => {
+    const missing = await rawRequest(srv.url, { method: 'POST', headers: MCP_HEADERS, body: INITIALIZE });
+    expect(missing.headers['www-authenticate']).toBe('Bearer realm="skills-mcp"');
+    expect(JSON.parse(missing.body)).toMatchObject({
+      error: {
+        message: expect.stringContaining('"Authorization: Bearer <token>"; it takes no OAuth sign-in'),
+      },
+    });
+    const wrong = await rawRequest(srv.url, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, authorization: 'Bearer nope' },
+      body: INITIALIZE,
+    });
+    const challenge = String(wrong.headers['www-authenticate']);
+    expect(challenge).not.toContain('resource_metadata');
+    expect(challenge).toMatch(
+      /error="invalid_token", error_description="[^"\\]*Authorization: Bearer [^"\\]*"$/,
+    );
+    expect(JSON.parse(wrong.body)).toMatchObject({
+      error: {
+        message: expect.stringContaining(
+          "not this server's token: send the token this server was started with",
+        ),
+      },
+    });
+  });
+
+  it('tells an OAuth client that tries to register after the 401 to send the token instead', async () => {
+    const saved: Record<string, unknown> = {};
+    const provider = {
+      redirectUrl: 'http://127.0.0.1:1/callback',
+      clientMetadata: { client_name: 'oauth-test', redirect_uris: ['http://127.0.0.1:1/callback'] },
+      clientInformation: () => undefined,
+      saveClientInformation: (i: unknown) => void (saved.client = i),
+      tokens: () => undefined,
+      saveTokens: (t: unknown) => void (saved.tokens = t),
+      redirectToAuthorization: (u: URL) => void (saved.redirect = u.href),
+      saveCodeVerifier: (v: string) => void (saved.verifier = v),
+      codeVerifier: () => String(saved.verifier),
+    };
+    const client = new Client(
+      { name: 'oauth-test', version: '1.0.0' },
+      { versionNegotiation: { mode: 'legacy' } },
+    );
+    const transport = new StreamableHTTPClientTransport(new URL(srv.url), { authProvider: provider });
+    const failed = await client.connect(transport).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(failed?.message).toContain('Dynamic Client Registration rejected (HTTP 404)');
+    expect(failed?.message).toContain('takes no OAuth sign-in or client registration: send the token');
+    expect(saved).toEqual({});
+    await client.close();
   });
 
   it('refuses the real client without the token, in both eras', async () => {

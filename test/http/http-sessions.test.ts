@@ -39,6 +39,27 @@ describe('legacy sessions', () => {
     expect(res.status).toBe(400);
   });
 
+  it('answers 405 to a GET without Mcp-Session-Id in either era (no stream to offer), and opens one with it', async () => {
+    srv = await startHttp();
+    const sse = { accept: 'text/event-stream' };
+    for (const version of [
+      {},
+      { 'mcp-protocol-version': '2025-11-25' },
+      { 'mcp-protocol-version': '2026-07-28' },
+    ]) {
+      const early = await rawRequest(srv.url, { method: 'GET', headers: { ...sse, ...version } });
+      expect(early.status).toBe(405);
+      expect(early.headers.allow).toBe('POST');
+      expect(JSON.parse(early.body)).toMatchObject({
+        error: { message: expect.stringContaining('Mcp-Session-Id') },
+      });
+    }
+    expect((await rawRequest(srv.url, { method: 'DELETE', headers: MCP_HEADERS })).status).toBe(400);
+    const stream = await openStream(srv.url, await openRawSession(srv.url));
+    stream.cut();
+    expect(stream.res.statusCode).toBe(200);
+  });
+
   it('answers 404 to an unknown Mcp-Session-Id', async () => {
     srv = await startHttp();
     const res = await rawRequest(srv.url, {

@@ -7,7 +7,7 @@ const args = ['--skills', `${repoRoot}/skills`, '--no-watch'];
 
 describe.each<RawEra>(['legacy', 'modern'])('stdio exit codes, %s era', (era) => {
   it('exits 0 when stdin closes', async () => {
-    const s = await startRawServer(era, args);
+    const s = await startRawServer(era, [...args, '--log-level', 'info']);
     expect(await s.end()).toBe(0);
     expect(s.stderr()).toContain('"msg":"stopped"');
   });

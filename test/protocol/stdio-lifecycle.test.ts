@@ -34,9 +34,13 @@ describe('stdio server lifecycle', () => {
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('closes cleanly on %s', async (signal) => {
-    const child = spawn(process.execPath, [builtCli, '--skills', bundled, '--audit', auditPath()], {
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
+    const child = spawn(
+      process.execPath,
+      [builtCli, '--skills', bundled, '--audit', auditPath(), '--log-level', 'info'],
+      {
+        stdio: ['pipe', 'pipe', 'pipe'],
+      },
+    );
     let err = '';
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
     while (!err.includes('"msg":"ready"')) await new Promise((r) => setTimeout(r, 20));

@@ -33,7 +33,8 @@ describe.each<RawEra>(['legacy', 'modern'])('stdio framing, %s era', (era) => {
   const sample = () => (sampledKiB = Math.max(sampledKiB, s.memory().rssKiB));
 
   beforeAll(async () => {
-    s = await startRawServer(era, ['--skills', bundled, '--no-watch']);
+    // The probe's outcome is an info line when the sandbox is ready.
+    s = await startRawServer(era, ['--skills', bundled, '--no-watch', '--log-level', 'info']);
     expect((await s.request('warm', 'tools/list')).result?.tools).toBeDefined();
     // Idle means after the start-up work: the sandbox probe runs a second after "ready".
     await waitFor(

@@ -152,6 +152,29 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
     expect(resourceTemplates.map((t) => t.uriTemplate)).toContain('skill://{skill}/{+path}');
   });
 
+  it('titles every other skill file by its skill and path, and says what the file is', async () => {
+    const { resources } = await c.client.listResources();
+    const byUri = new Map(resources.map((r) => [r.uri, r]));
+    expect(byUri.get('skill://csv-stats/SKILL.md')).toMatchObject({ title: 'csv-stats: instructions' });
+    expect(byUri.get('skill://csv-stats/scripts/main.py')).toMatchObject({
+      title: 'csv-stats: scripts/main.py',
+      description:
+        'Python script, 12.5 KB, part of the csv-stats skill (its entry point, run through the csv-stats tool).',
+    });
+    expect(byUri.get('skill://csv-stats/assets/example-input.json')).toMatchObject({
+      title: 'csv-stats: assets/example-input.json',
+      description: 'JSON asset, 315 bytes, part of the csv-stats skill.',
+    });
+    expect(byUri.get('skill://commit-message/references/conventional-commits.md')).toMatchObject({
+      title: 'commit-message: references/conventional-commits.md',
+      description: expect.stringMatching(
+        /^Markdown reference, [\d.]+ KB, part of the commit-message skill\.$/,
+      ),
+    });
+    const titles = resources.filter((r) => r.uri.startsWith('skill://')).map((r) => r.title);
+    expect(new Set(titles).size).toBe(titles.length);
+  });
+
   it.each([
     'skill://csv-stats/..%2FSKILL.md',
     'skill://commit-message/leak.txt',
@@ -165,8 +188,8 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
     expect(c.client.getInstructions()).toMatch(/- csv-stats: /);
   });
 
-  it('wrote nothing but protocol to stdout and its logs to stderr', () => {
+  it('wrote nothing but protocol to stdout, and no info lines to stderr (only warnings and errors by default)', () => {
     expect(c.errors).toEqual([]);
-    expect(c.stderr()).toContain('"msg":"skills loaded"');
+    expect(c.stderr()).not.toMatch(/"level":[1-3]\d,/);
   });
 });

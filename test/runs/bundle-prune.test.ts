@@ -109,7 +109,17 @@ describe('bundle copies are pruned, never while in use (built binary)', () => {
     mkdirSync(crashed);
     c = await connectStdio({
       era: 'legacy',
-      args: ['--skills', fx.skills, '--config', fx.configFile, '--audit', fx.auditPath, '--no-watch'],
+      args: [
+        '--skills',
+        fx.skills,
+        '--config',
+        fx.configFile,
+        '--audit',
+        fx.auditPath,
+        '--no-watch',
+        '--log-level',
+        'info',
+      ],
     });
     await waitFor(() => c!.stderr().includes('removed unused bundle copies'), 60_000, 'the background prune');
     expect(existsSync(old)).toBe(false);

@@ -9,6 +9,7 @@ import {
 import { isSkillsError } from '../../errors.js';
 import { readSkillContent, type SkillContent } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
+import { skillFileMetadata } from '../skill-file-metadata.js';
 import { SKILL_URI_TEMPLATE, mimeTypeOf, skillUri } from '../skill-uri.js';
 
 export const MAX_RESOURCE_BYTES = 5 * 1024 * 1024;
@@ -25,8 +26,8 @@ export function listSkillResources(deps: ServerDeps): Resource[] {
         uri: skillUri(s.name, f.path),
         name: `${s.name}/${f.path}`,
         ...(f.path === s.skillFile
-          ? skillFileMetadata(s.name, s.frontmatter.description, s.description)
-          : {}),
+          ? instructionsMetadata(s.name, s.frontmatter.description, s.description)
+          : skillFileMetadata(s, f)),
         mimeType: mimeTypeOf(f.path),
         size: f.size,
       });
@@ -36,7 +37,7 @@ export function listSkillResources(deps: ServerDeps): Resource[] {
 }
 
 /** SKILL.md is named and described by its frontmatter, as the Skills extension asks (the description as written). */
-const skillFileMetadata = (name: string, written: unknown, description: string) => ({
+const instructionsMetadata = (name: string, written: unknown, description: string) => ({
   name,
   title: `${name}: instructions`,
   description: typeof written === 'string' ? written : description,

@@ -35,6 +35,14 @@ const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
  */
 export const principalOf = (token: string): string => digest(token).toString('hex').slice(0, 16);
 
+const SEND =
+  'send the token this server was started with (its --token-file or SKILLS_MCP_TOKEN) as the header "Authorization: Bearer <token>"; it takes no OAuth sign-in';
+const NO_TOKEN = `Unauthorized: ${SEND}`;
+const WRONG_TOKEN = `Unauthorized: the bearer token sent is not this server's token: ${SEND}`;
+/** The challenge's `error_description`: RFC 6750 allows no `"` or `\\` in it. */
+const WRONG_TOKEN_DESCRIPTION =
+  "not this server's token: send Authorization: Bearer <the token the server was started with>; no OAuth sign-in here";
+
 /**
  * The check for one configured token. Compares sha256 digests with `timingSafeEqual`, so the time taken depends
  * neither on where a wrong token differs nor on its length. The token grants every scope.
@@ -43,16 +51,18 @@ export function createStaticTokenAuth(token: string): Authenticate {
   const expected = digest(token);
   const principal = principalOf(token);
   const info = requestAuthInfo(principal, [DEFAULT_SCOPES.read, DEFAULT_SCOPES.run]);
+  // No `resource_metadata`: there is no OAuth here, and the answer says what to send instead. Without a token sent,
+  // the challenge carries no error (RFC 6750 §3); the body says it all.
   const refuse = (reason?: string): AuthResult => ({
     ok: false,
     refusal: {
       status: 401,
-      message: 'Unauthorized: send "Authorization: Bearer <token>"',
+      message: reason === undefined ? NO_TOKEN : WRONG_TOKEN,
       headers: {
         'www-authenticate':
           reason === undefined
             ? 'Bearer realm="skills-mcp"'
-            : 'Bearer realm="skills-mcp", error="invalid_token"',
+            : `Bearer realm="skills-mcp", error="invalid_token", error_description="${WRONG_TOKEN_DESCRIPTION}"`,
       },
       ...(reason === undefined ? {} : { reason }),
     },

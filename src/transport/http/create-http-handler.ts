@@ -36,6 +36,15 @@ const MCP_METHODS = 'GET, POST, DELETE';
 const shuttingDown = (res: ServerResponse) =>
   replyJsonRpcError(res, 503, -32000, 'Server is shutting down', { connection: 'close', 'retry-after': '5' });
 
+/** An RFC 7591-shaped error for a client registration attempt on a server that uses a static token. */
+const NO_REGISTRATION = {
+  error: 'invalid_request',
+  error_description:
+    'this server takes no OAuth sign-in or client registration: send the token it was started with (its ' +
+    '--token-file or SKILLS_MCP_TOKEN) as the header "Authorization: Bearer <token>" (mcp-remote: --header ' +
+    '"Authorization: Bearer <token>")',
+};
+
 const TOO_MANY: Refusal = {
   status: 429,
   message: 'Too many requests in flight for this client: retry shortly',
@@ -151,6 +160,10 @@ export function createHttpHandler(
     if (path === '/mcp') return mcp(req, res);
     if (path === '/healthz') return healthz(req, res);
     if (deps.protectedResource?.serves(path) === true) return deps.protectedResource.reply(req, res);
+    // OAuth clients that find no metadata after a 401 try to register at /register (mcp-remote does, and shows the
+    // body): with a static token and no OAuth, the answer says what to send instead.
+    if (path === '/register' && deps.authenticate !== undefined && deps.protectedResource === undefined)
+      return replyJson(res, 404, NO_REGISTRATION);
     replyJson(res, 404, { error: 'not found: the MCP endpoint is /mcp' });
   };
 

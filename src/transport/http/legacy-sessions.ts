@@ -177,6 +177,16 @@ export function createLegacySessions(opts: LegacySessionsOptions): LegacySession
       const id = req.headers['mcp-session-id'];
       if (typeof id !== 'string' || id === '') {
         if (req.method === 'POST' && isInitialize(body)) return open(req, res, body, auth);
+        // A GET stream belongs to a session: without one there is no stream to offer, which the spec says with 405
+        // (clients that probe before initialize, as the AI SDK's does, take 405 quietly and log an error on 400).
+        if (req.method === 'GET')
+          return replyJsonRpcError(
+            res,
+            405,
+            -32000,
+            'Method not allowed: a GET stream needs the Mcp-Session-Id of a session opened by an initialize POST',
+            { allow: 'POST' },
+          );
         return replyJsonRpcError(res, 400, -32000, 'Bad Request: Mcp-Session-Id header is required');
       }
       const s = sessions.get(id);

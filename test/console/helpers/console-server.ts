@@ -61,6 +61,8 @@ export async function startConsoleServer(
 ): Promise<ConsoleServer> {
   const { fx, c, close } = await startGatedServer(opts.config ?? consoleConfig(), {
     ...opts,
+    // "approval console ready", which this waits for, is an info line: stdio leaves those out unless asked.
+    env: { SKILLS_MCP_LOG_LEVEL: 'info', ...opts.env },
     elicitation: false,
   });
   const logs: unknown[] = [];
