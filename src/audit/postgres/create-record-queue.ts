@@ -12,9 +12,9 @@ export interface RecordCounts {
   failed: number;
 }
 
-export interface RecordQueue {
+export interface RecordQueue<G> {
   /** Queues groups; resolves, once their transaction ended, with per group the error that kept it out (or undefined). */
-  add(groups: readonly (readonly unknown[])[]): Promise<(Error | undefined)[]>;
+  add(groups: readonly G[]): Promise<(Error | undefined)[]>;
   counts(): RecordCounts;
   /** Resolves once what is queued now has been tried. */
   drain(): Promise<void>;
@@ -46,7 +46,7 @@ const shedError = () =>
  * new ones are shed rather than held in memory. What is lost (shed, or in a failed transaction) is counted and
  * logged at most once per `reportEveryMs`, with the counts since the last line and in all.
  */
-export function createRecordQueue<G>(o: RecordQueueOptions<G>): RecordQueue {
+export function createRecordQueue<G>(o: RecordQueueOptions<G>): RecordQueue<G> {
   let queue: { group: G; settle: (e: Error | undefined) => void }[] = [];
   let running: Promise<void> | undefined;
   const total = { written: 0, shed: 0, failed: 0 };
@@ -99,7 +99,7 @@ export function createRecordQueue<G>(o: RecordQueueOptions<G>): RecordQueue {
           lost('shed', 1);
           return Promise.resolve<Error | undefined>(shedError());
         }
-        return new Promise<Error | undefined>((settle) => queue.push({ group: group as G, settle }));
+        return new Promise<Error | undefined>((settle) => queue.push({ group, settle }));
       });
       if (queue.length > 0) running ??= run();
       return Promise.all(out);
