@@ -86,6 +86,11 @@ export function explainPipFailure(
   probe: IndexProbe | undefined,
   o: { allowSource: boolean; sources: readonly string[] },
 ): PipFailure {
+  if (/No module named pip\b/.test(stderr.slice(-4096)))
+    return {
+      cause: `the interpreter has no pip`,
+      advice: `Environments are built with the interpreter's own pip: install it for that interpreter (\`<python> -m ensurepip\`, or the python3-pip package), or set \`dependencies.python\` in skills-mcp.yaml to one that has pip.`,
+    };
   const unmet = unmetRequirement(stderr);
   // A pip without `index versions` (or a probe that failed for its own reasons) tells nothing about the index.
   const usable =
