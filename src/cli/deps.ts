@@ -67,25 +67,40 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   };
   try {
     if (sub === 'list') {
-      const rows = await withEnvs(picked.length > 0 ? picked : catalog.skills);
+      const rows = [];
+      for (const skill of picked.length > 0 ? picked : catalog.skills) {
+        const p = await envs.provision(skill);
+        if (p.kind !== 'none') rows.push({ skill, p });
+      }
       if (values.json) {
-        const list = rows.map(({ skill, env }) => ({
-          skill: skill.name,
-          id: env.id,
-          ready: env.ready,
-          dir: env.dir,
-          ...env.spec,
-        }));
+        const list = rows.map(({ skill, p }) =>
+          p.kind === 'env'
+            ? { skill: skill.name, id: p.env.id, ready: p.env.ready, dir: p.env.dir, ...p.env.spec }
+            : { skill: skill.name, host: true, python: p.python, packages: p.packages },
+        );
         io.out(`${JSON.stringify({ envsDir, environments: list }, null, 2)}\n`);
         return 0;
       }
-      for (const { skill, env } of rows) {
+      for (const { skill, p } of rows) {
+        if (p.kind === 'host') {
+          const have = p.packages.map((r) => `${r.requirement} (${r.installed ?? '?'})`);
+          io.out(`${skill.name}  host packages of ${p.python}  ${have.join(' ')}  (no environment built)\n`);
+          continue;
+        }
+        const { env } = p;
         const pkgs = [...env.spec.python, ...Object.entries(env.spec.node).map(([k, v]) => `${k}@${v}`)];
         io.out(
           `${skill.name}  ${env.id.slice(0, 12)}  ${env.ready ? 'built' : 'missing'}  ${pkgs.join(' ')}  (from ${env.spec.sources.join(', ')})\n`,
         );
       }
-      io.out(`${rows.length} skills with an environment; built environments in ${envsDir}\n`);
+      const built = rows.filter((r) => r.p.kind === 'env').length;
+      io.out(
+        `${built} skills with an environment${rows.length > built ? `, ${rows.length - built} on the interpreter's own packages` : ''}; built environments in ${envsDir}\n`,
+      );
+      const python = config.dependencies.python;
+      io.out(
+        `Python: ${python ?? "python3 from the server's PATH"}${python === undefined ? '' : ' (dependencies.python)'}\n`,
+      );
       return 0;
     }
     if (sub === 'install') {

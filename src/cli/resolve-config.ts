@@ -1,6 +1,7 @@
 import { dirname, isAbsolute } from 'node:path';
 import type { ConfigInput } from '../config/config-schema.js';
 import { loadConfig, type LoadedConfig } from '../config/load-config.js';
+import { pythonProblem } from '../envs/python-problem.js';
 import { isSkillsError } from '../errors.js';
 import { readOnlyPathLines } from '../sandbox/load-profile.js';
 import { configFromEnv } from './env-config.js';
@@ -21,7 +22,14 @@ export function resolveConfig(
     if (!isSkillsError(e) || e.code !== 'CONFIG_INVALID') throw e;
     return invalid(io, (e.details?.lines as string[] | undefined) ?? [e.message]);
   }
-  const bad = badReadOnlyPaths(loaded, io.env.HOME);
+  const python = loaded.config.dependencies.python;
+  const pythonWhy = python === undefined ? undefined : pythonProblem(python, io.env);
+  const bad = [
+    ...badReadOnlyPaths(loaded, io.env.HOME),
+    ...(pythonWhy === undefined
+      ? []
+      : [`${loaded.file === undefined ? '' : `${loaded.file}: `}dependencies.python: ${pythonWhy}`]),
+  ];
   return bad.length === 0 ? loaded : invalid(io, bad);
 }
 

@@ -52,6 +52,21 @@ export const DependenciesConfigSchema = z.strictObject({
     .describe(
       'Where built environments are kept (envs/<hash>/). Default: the audit database folder + /envs.',
     ),
+  python: z
+    .string()
+    .min(2)
+    .max(4096)
+    .refine((p) => p.startsWith('/'), 'must be an absolute path, e.g. /usr/bin/python3.11')
+    .optional()
+    .describe(
+      "The Python interpreter (absolute path, Python 3.8 or newer) that builds skill environments and runs Python scripts, with or without an environment; a virtual environment's python works too. Default: the first python3 on the server's PATH. Checked at start: missing, not executable or too old stops the server with exit 2.",
+    ),
+  use_host_packages: z
+    .boolean()
+    .default(false)
+    .describe(
+      "When a skill declares Python packages and the interpreter already has every one installed at a version that satisfies it (checked by the interpreter itself), run the skill with the interpreter's own packages and build no environment. Otherwise (or false, the default) the environment is built as usual. `skills-mcp deps list` says which each skill uses.",
+    ),
   skills: z
     .record(z.string().regex(/^[A-Za-z0-9_-]{1,64}$/), SkillDepsSchema)
     .default({})

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { DependenciesConfig } from '../config/dependencies-schema.js';
 import type { Logger } from '../log.js';
+import { forbiddenMounts, readOnlyPathProblem } from '../sandbox/check-read-only-path.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Skill } from '../skills/types.js';
 import { envId } from './env-id.js';
@@ -9,7 +10,13 @@ import { envDir, readManifest, type EnvManifest } from './env-store.js';
 import { hostRuntime, type HostRuntime } from './host-runtime.js';
 import { installCommands, installEnv } from './install-env.js';
 import { readNpmRegistry } from './npm-registry.js';
+import { hostSatisfies, type HostRequirement } from './host-satisfies.js';
 import { readPipSettings, redactUrl, type PipSettings } from './pip-config.js';
+import { pythonCommand } from './python-command.js';
+import { pythonPath } from './python-path.js';
+
+/** How long the interpreter's answer on its own packages is reused. */
+const HOST_CHECK_MS = 60_000;
 
 /** A skill's environment: what it holds, where it lives, whether it is built. */
 export interface SkillEnv {
@@ -29,10 +36,26 @@ export interface InstallPlan {
   binaryOnly: boolean;
 }
 
+/** How a skill's declared packages are provided. */
+export type Provision =
+  | { kind: 'none' }
+  | { kind: 'env'; env: SkillEnv }
+  /** `dependencies.use_host_packages`: the interpreter's own packages satisfy every requirement. */
+  | { kind: 'host'; python: string; packages: HostRequirement[] };
+
 export interface EnvResolver {
   readonly envsDir: string;
-  /** The skill's environment, or undefined when it declares no packages. Throws ENV_SPEC_INVALID. */
+  /**
+   * The skill's environment, or undefined when it declares no packages or runs on the interpreter's own packages
+   * (`use_host_packages`). Throws ENV_SPEC_INVALID.
+   */
   forSkill(skill: Skill): Promise<SkillEnv | undefined>;
+  /** How the skill's packages are provided: a built (or missing) environment, the host's packages, or none. */
+  provision(skill: Skill): Promise<Provision>;
+  /** The Python that builds the skill's environment and runs its scripts (see `pythonCommand`). */
+  python(skill: Skill): string;
+  /** The folders `python` imports packages from (its `sys.path`, isolated): for naming installed versions. */
+  sitePackages(skill: Skill): Promise<string[]>;
   plan(env: SkillEnv): Promise<InstallPlan>;
   install(env: SkillEnv, skill: Skill, sandbox: Sandbox): Promise<EnvManifest>;
 }
@@ -74,17 +97,36 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
   let pip: Promise<PipSettings> | undefined;
   let registry: Promise<string> | undefined;
   const installing = new Map<string, Promise<EnvManifest>>();
-  const runtime = (need: { python: boolean; node: boolean }) => {
-    const k = `${need.python}:${need.node}`;
+  const runtime = (need: { python: boolean; node: boolean }, python: string) => {
+    const k = `${need.python}:${need.node}:${python}`;
     let r = runtimes.get(k);
     if (r === undefined) {
-      r = hostRuntime(o.env, need);
+      r = hostRuntime(o.env, need, python);
       runtimes.set(k, r);
       r.catch(() => runtimes.delete(k));
     }
     return r;
   };
-  const pipSettings = () => (pip ??= readPipSettings(o.env));
+  const forbidden = forbiddenMounts({
+    ...(o.env.HOME === undefined ? {} : { home: o.env.HOME }),
+    serverPaths: [o.envsDir],
+  });
+  const pythonOf = (_skill: Skill) => pythonCommand(o.config);
+  // The operator's pip settings, as the default interpreter's pip reports them.
+  const pipSettings = () =>
+    (pip ??= readPipSettings(o.env, (p) => readOnlyPathProblem(p, forbidden), pythonCommand(o.config)));
+  const sites = new Map<string, Promise<string[]>>();
+  const hostChecks = new Map<string, { at: number; result: Promise<HostRequirement[]> }>();
+  /** The interpreter's answer for one spec, reused for a minute (an operator may install packages meanwhile). */
+  const hostCheck = (python: string, reqs: readonly string[]) => {
+    const k = `${python}\0${reqs.join('\0')}`;
+    const hit = hostChecks.get(k);
+    if (hit !== undefined && Date.now() - hit.at < HOST_CHECK_MS) return hit.result;
+    const result = hostSatisfies(python, reqs, o.env);
+    if (hostChecks.size >= 1000) hostChecks.clear();
+    hostChecks.set(k, { at: Date.now(), result });
+    return result;
+  };
   const npmRegistry = () => {
     if (registry === undefined) {
       registry = readNpmRegistry(o.env);
@@ -98,15 +140,42 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
   const uid = o.uid ?? process.getuid?.() ?? 0;
   const gid = o.gid ?? process.getgid?.() ?? 0;
 
+  const provision = async (skill: Skill): Promise<Provision> => {
+    const reg = declaresNode(skill) ? await npmRegistry() : undefined;
+    const spec = readEnvSpec(skill.dir, skill.files, o.config.skills[skill.name], sha256, reg);
+    if (isEmptySpec(spec)) return { kind: 'none' };
+    const python = pythonOf(skill);
+    if (o.config.use_host_packages && spec.python.length > 0 && Object.keys(spec.node).length === 0) {
+      const packages = await hostCheck(python, spec.python);
+      if (packages.every((p) => p.ok)) return { kind: 'host', python, packages };
+    }
+    const rt = await runtime(
+      { python: spec.python.length > 0, node: Object.keys(spec.node).length > 0 },
+      python,
+    );
+    const id = envId(spec, rt, o.config.allow_source);
+    return {
+      kind: 'env',
+      env: { id, spec, dir: envDir(o.envsDir, id), ready: readManifest(o.envsDir, id) !== undefined },
+    };
+  };
+
   return {
     envsDir: o.envsDir,
+    provision,
     async forSkill(skill) {
-      const reg = declaresNode(skill) ? await npmRegistry() : undefined;
-      const spec = readEnvSpec(skill.dir, skill.files, o.config.skills[skill.name], sha256, reg);
-      if (isEmptySpec(spec)) return undefined;
-      const rt = await runtime({ python: spec.python.length > 0, node: Object.keys(spec.node).length > 0 });
-      const id = envId(spec, rt, o.config.allow_source);
-      return { id, spec, dir: envDir(o.envsDir, id), ready: readManifest(o.envsDir, id) !== undefined };
+      const p = await provision(skill);
+      return p.kind === 'env' ? p.env : undefined;
+    },
+    python: pythonOf,
+    sitePackages(skill) {
+      const python = pythonOf(skill);
+      let p = sites.get(python);
+      if (p === undefined) {
+        p = pythonPath(python, o.env);
+        sites.set(python, p);
+      }
+      return p;
     },
     async plan(env) {
       const p = await pipSettings();
@@ -124,6 +193,7 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
             sandbox,
             profile: await sandbox.loadProfile('install'),
             pip: await pipSettings(),
+            python: pythonOf(skill),
             npmRegistry: await npmRegistry(),
             allowSource: o.config.allow_source,
             maxBytes: o.config.max_size_mib * 1024 * 1024,

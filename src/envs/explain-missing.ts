@@ -2,7 +2,16 @@ import { debianPackageFor, packageForModule } from './package-for-module.js';
 
 /** What a failed run was missing, read from its stderr. */
 export type Missing =
-  | { kind: 'python-module'; module: string; package: string }
+  | {
+      kind: 'python-module';
+      /** The top-level module. */
+      module: string;
+      package: string;
+      /** What the script imported when that is more than the top-level module (`pypdf.annotations`). */
+      submodule?: string;
+      /** A name imported from a module that lacks it (`from pypdf import PdfWriter`). */
+      name?: string;
+    }
   | { kind: 'node-module'; module: string; package: string }
   | { kind: 'command'; command: string; debian?: string };
 
@@ -20,7 +29,24 @@ export function findMissing(stderr: string): Missing | undefined {
   const py = /ModuleNotFoundError: No module named '([^'\n]+)'/.exec(s);
   if (py?.[1] !== undefined && NAME.test(py[1])) {
     const module = py[1].split('.')[0]!;
-    return { kind: 'python-module', module, package: packageForModule(module) };
+    // `No module named 'a.b'` means `a` was found: the package is there, without `a.b`.
+    return {
+      kind: 'python-module',
+      module,
+      package: packageForModule(module),
+      ...(py[1] === module ? {} : { submodule: py[1] }),
+    };
+  }
+  const from = /ImportError: cannot import name '([A-Za-z_][A-Za-z0-9_]{0,100})' from '([^'\n]+)'/.exec(s);
+  if (from?.[1] !== undefined && from[2] !== undefined && NAME.test(from[2])) {
+    const module = from[2].split('.')[0]!;
+    return {
+      kind: 'python-module',
+      module,
+      package: packageForModule(module),
+      ...(from[2] === module ? {} : { submodule: from[2] }),
+      name: from[1],
+    };
   }
   const node = /Cannot find (?:module|package) '([^'\n]+)'/.exec(s);
   if (node?.[1] !== undefined && !node[1].startsWith('.') && !node[1].startsWith('/')) {
@@ -39,8 +65,29 @@ export function findMissing(stderr: string): Missing | undefined {
   return undefined;
 }
 
-/** A few lines telling the model (and the operator it will ask) what provides the missing piece. */
-export function explainMissing(m: Missing, skill: string): string {
+/**
+ * A few lines telling the model (and the operator it will ask) what provides the missing piece. `installed`: the
+ * version of the package the run imported, when it was there but lacked the submodule or name. Undefined when
+ * there is nothing useful to say.
+ */
+export function explainMissing(m: Missing, skill: string, installed?: string): string | undefined {
+  // A name missing from a module that is no installed package (the skill's own, a circular import): nothing to add.
+  if (m.kind === 'python-module' && m.name !== undefined && installed === undefined) return undefined;
+  if (m.kind === 'python-module' && (m.submodule !== undefined || m.name !== undefined)) {
+    const pkg = `Python package ${m.package}${installed === undefined ? '' : ` ${installed}`} is installed`;
+    const lacks =
+      m.name === undefined
+        ? `it has no module "${m.submodule}"`
+        : `its module "${m.submodule ?? m.module}" has no "${m.name}"`;
+    const pin =
+      installed === undefined ? `${m.package}>=<the version the skill needs>` : `${m.package}>${installed}`;
+    return [
+      `${pkg}, but ${lacks}: it is older (or other) than the version the script was written for.`,
+      `To fix it, pin a newer version for the skill: the line \`${pin}\` in its requirements.txt (in place of an older pin), or in skills-mcp.yaml:`,
+      `  dependencies: { skills: { ${skill}: { python: ["${pin}"] } } }`,
+      `then the operator runs \`skills-mcp deps install ${skill}\` (or approves the install with the next call).`,
+    ].join('\n');
+  }
   if (m.kind === 'python-module') {
     return [
       `Missing Python module "${m.module}" (package ${m.package}). The sandbox has only the interpreter's own packages and the skill's declared environment.`,

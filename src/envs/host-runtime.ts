@@ -20,19 +20,20 @@ const PY =
   'import sys,sysconfig;print("%s-%d.%d.%d %s" % ((sys.implementation.name,) + tuple(sys.version_info[:3]) + (sysconfig.get_platform(),)))';
 
 /**
- * Asks the operator's interpreters (found on the server's PATH, run isolated from `/`) for their version and platform.
- * An environment built for one Python or Node is never used with another.
+ * Asks the operator's interpreters (`python`, default python3, and node from the server's PATH, run isolated from
+ * `/`) for their version and platform. An environment built for one Python or Node is never used with another.
  */
 export async function hostRuntime(
   env: NodeJS.ProcessEnv,
   need: { python: boolean; node: boolean },
+  python = 'python3',
 ): Promise<HostRuntime> {
   const clean = Object.fromEntries(
     Object.entries(env).filter(([k]) => !k.startsWith('PYTHON') && k !== 'NODE_OPTIONS'),
   );
   const out: HostRuntime = {};
   try {
-    if (need.python) out.python = await run('python3', ['-I', '-S', '-c', PY], clean);
+    if (need.python) out.python = await run(python, ['-I', '-S', '-c', PY], clean);
     if (need.node)
       out.node = await run(
         'node',
@@ -41,7 +42,7 @@ export async function hostRuntime(
       );
   } catch (cause) {
     throw new SkillsError('RUNNER_UNSUPPORTED', 'the interpreter for the skill environment was not found', {
-      hint: 'Put python3 (and node, for Node skills) on the server PATH.',
+      hint: 'Put python3 (and node, for Node skills) on the server PATH, or set `dependencies.python` in skills-mcp.yaml.',
       cause,
     });
   }

@@ -16,6 +16,12 @@ import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import { profileLimits, type Profile } from '../sandbox/profile-schema.js';
 import type { SandboxPlan } from '../sandbox/types.js';
+import {
+  explainPipFailure,
+  unmetRequirement,
+  type IndexProbe,
+  type PipFailure,
+} from './explain-pip-failure.js';
 import { copyBundle } from '../skills/copy-bundle.js';
 import { checkInstalledSources, checkNodeLock } from './check-node-lock.js';
 import {
@@ -32,6 +38,8 @@ import { installedNodePackages, installedPythonDists } from './installed-package
 import { sealTree } from './seal-tree.js';
 import { treeBytes } from './tree-bytes.js';
 
+type SandboxResult = Awaited<ReturnType<Sandbox['run']>>;
+
 /** How often the size of a build is checked while its installer runs. */
 const SIZE_CHECK_MS = 250;
 
@@ -40,6 +48,8 @@ export interface InstallDeps {
   /** The `install` sandbox profile. */
   profile: Profile;
   pip: PipSettings;
+  /** The interpreter pip runs with (see `pythonCommand`). */
+  python: string;
   /** The operator's npm registry (normalized): the only place npm fetches from. */
   npmRegistry: string;
   allowSource: boolean;
@@ -176,7 +186,11 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
       profile: d.profile.name,
       sandbox: 'required',
     };
-    const run = async (what: string, plan: SandboxPlan) => {
+    const run = async (
+      what: string,
+      plan: SandboxPlan,
+      explain?: (r: SandboxResult) => Promise<PipFailure>,
+    ): Promise<SandboxResult> => {
       d.log.info({ env: id.slice(0, 12), what }, 'environment install step');
       const tooBig = new AbortController();
       const check = () => {
@@ -184,7 +198,7 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
       };
       const timer = setInterval(check, SIZE_CHECK_MS);
       const left = Math.max(100, Math.min(deadline - Date.now(), 3_600_000));
-      let r: Awaited<ReturnType<Sandbox['run']>>;
+      let r: SandboxResult;
       try {
         r = await d.sandbox.run(
           { ...plan, limits: { ...plan.limits, wallTimeMs: left } },
@@ -211,40 +225,64 @@ export async function installEnv(id: string, spec: EnvSpec, d: InstallDeps): Pro
           },
         );
       if (r.exitCode !== 0) {
-        const refusedSource = /no matching distribution|only-binary|Could not find a version/i.test(
-          r.stderr.toString(),
-        );
+        const why = explain === undefined ? {} : await explain(r);
         throw new SkillsError(
           'ENV_INSTALL_FAILED',
-          `installing the skill environment failed (${what}, exit ${r.exitCode ?? r.signal})`,
+          `installing the skill environment failed (${what}, exit ${r.exitCode ?? r.signal})${why.cause === undefined ? '' : `: ${withoutCredentials(why.cause, credentials)}`}`,
           {
-            hint: `${refusedSource && !d.allowSource ? 'Only binary wheels are installed by default; a package available only as source (sdist) needs `dependencies.allow_source: true` in skills-mcp.yaml. ' : ''}Installer output (end):\n${tailOf(r.stderr)}`,
+            hint: `${why.advice === undefined ? '' : `${withoutCredentials(why.advice, credentials)}\n`}Installer output (end):\n${tailOf(r.stderr)}`,
           },
         );
       }
+      return r;
+    };
+    /** A failed pip install explained: for a requirement it could not satisfy, one verbose look at the index. */
+    const explainPip = async (r: SandboxResult) => {
+      const unmet = unmetRequirement(r.stderr.toString());
+      let probe: IndexProbe | undefined;
+      if (unmet !== undefined && Date.now() < deadline - 1000) {
+        const p = await d.sandbox
+          .run({
+            ...base,
+            argv: [d.python, '-m', 'pip', '-vv', 'index', 'versions', '--pre', unmet.name],
+            readOnlyPaths: d.pip.mounts,
+            limits: { ...base.limits, wallTimeMs: Math.min(deadline - Date.now(), 120_000) },
+          })
+          .catch(() => undefined);
+        if (p !== undefined && !p.timedOut)
+          probe = { exitCode: p.exitCode, stdout: p.stdout.toString(), stderr: p.stderr.toString() };
+      }
+      return explainPipFailure(r.stderr.toString(), r.stdout.toString(), probe, {
+        allowSource: d.allowSource,
+        sources: d.pip.sources,
+      });
     };
     if (spec.python.length > 0) {
       const req = join(work, 'requirements.txt');
       writeFileSync(req, `${spec.python.join('\n')}\n`, { mode: 0o644 });
-      await run('pip', {
-        ...base,
-        argv: [
-          'python3',
-          '-m',
-          'pip',
-          'install',
-          '--no-input',
-          '--disable-pip-version-check',
-          '--no-cache-dir',
-          '--no-warn-script-location',
-          '--target',
-          join(build, 'python'),
-          ...(d.allowSource ? [] : ['--only-binary=:all:']),
-          '-r',
-          req,
-        ],
-        readOnlyPaths: d.pip.mounts,
-      });
+      await run(
+        'pip',
+        {
+          ...base,
+          argv: [
+            d.python,
+            '-m',
+            'pip',
+            'install',
+            '--no-input',
+            '--disable-pip-version-check',
+            '--no-cache-dir',
+            '--no-warn-script-location',
+            '--target',
+            join(build, 'python'),
+            ...(d.allowSource ? [] : ['--only-binary=:all:']),
+            '-r',
+            req,
+          ],
+          readOnlyPaths: d.pip.mounts,
+        },
+        explainPip,
+      );
     }
     if (Object.keys(spec.node).length > 0) {
       // With a lock file: the skill's lock verbatim and its package.json's dependency fields (`npm ci`). Else a

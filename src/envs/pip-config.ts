@@ -1,6 +1,6 @@
 import { execFile } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import { isAbsolute } from 'node:path';
+import { existsSync, statSync } from 'node:fs';
+import { dirname, isAbsolute, normalize } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The operator's pip settings an install honours, as PIP_* variables for the install sandbox. */
@@ -69,6 +69,15 @@ const localPath = (v: string): string | undefined => {
   return isAbsolute(v) ? v : undefined;
 };
 
+/** A local path without a trailing slash (`file:///srv/pypi/simple/` → `/srv/pypi/simple`). */
+const cleanPath = (p: string): string => (p === '/' ? p : normalize(p).replace(/\/+$/, ''));
+
+/**
+ * Why a folder cannot be mounted read-only for an install (secrets, the server's state, writable by others), or
+ * undefined when it can: the same checks as `sandbox.read_only_paths`.
+ */
+export type MountCheck = (path: string) => string | undefined;
+
 /** Parses `pip config list` output (`scope.key='value'` lines); environment entries win over files. */
 export function parsePipConfigList(text: string): Map<string, string> {
   const fromFiles = new Map<string, string>();
@@ -84,8 +93,29 @@ export function parsePipConfigList(text: string): Map<string, string> {
   return new Map([...fromFiles, ...fromEnv]);
 }
 
-/** Turns the parsed settings into PIP_* variables, read-only mounts and display sources. */
-export function pipSettings(config: ReadonlyMap<string, string>): PipSettings {
+/**
+ * The folder a local index's or find-links page's relative links resolve into, when it may be mounted: a simple
+ * index's project pages (`<root>/<project>/`) link to files by relative URLs such as `../../files/x.whl`, which
+ * land beside the index root, so its parent is mounted too (read-only, after `check`). A find-links HTML file's
+ * links resolve from its own folder.
+ */
+function linkedTree(key: string, p: string, check: MountCheck | undefined): string | undefined {
+  let dir: boolean;
+  try {
+    dir = statSync(p).isDirectory();
+  } catch {
+    return undefined;
+  }
+  const tree = key === 'find-links' ? (dir ? undefined : dirname(p)) : dir ? dirname(p) : undefined;
+  if (tree === undefined || tree === '/' || check === undefined) return undefined;
+  return check(tree) === undefined ? tree : undefined;
+}
+
+/**
+ * Turns the parsed settings into PIP_* variables, read-only mounts and display sources. Local index URLs and
+ * find-links are mounted read-only; so is the folder their relative links resolve into, when `check` allows it.
+ */
+export function pipSettings(config: ReadonlyMap<string, string>, check?: MountCheck): PipSettings {
   const env: Record<string, string> = { PIP_CONFIG_FILE: '/dev/null' };
   const mounts: string[] = [];
   const sources: string[] = [];
@@ -97,27 +127,32 @@ export function pipSettings(config: ReadonlyMap<string, string>): PipSettings {
     }
     if (key === 'index-url' || key === 'extra-index-url' || key === 'find-links') {
       for (const v of value.split(/\s+/).filter(Boolean)) {
-        const p = localPath(v);
-        if (p !== undefined && existsSync(p)) mounts.push(p);
-        sources.push(`${key} ${p ?? redactUrl(v)}`);
+        const found = localPath(v);
+        const p = found === undefined ? undefined : cleanPath(found);
+        if (p !== undefined && existsSync(p)) {
+          const tree = linkedTree(key, p, check);
+          mounts.push(tree ?? p);
+          sources.push(`${key} ${p}${tree === undefined ? '' : ` (links into ${tree}, mounted read-only)`}`);
+        } else sources.push(`${key} ${p ?? redactUrl(v)}`);
       }
     }
     if (key === 'no-index' && /^(1|true|yes|on)$/i.test(value)) sources.push('no index');
   }
   if (!config.has('index-url') && !(config.get('no-index') ?? '').match(/^(1|true|yes|on)$/i))
     sources.unshift('index-url https://pypi.org/simple (pip default)');
-  return { env, mounts, sources };
+  return { env, mounts: [...new Set(mounts)], sources };
 }
 
-/** Asks the operator's pip (on the server's PATH, with the server's environment) for its effective settings. */
-export function readPipSettings(env: NodeJS.ProcessEnv): Promise<PipSettings> {
+/** Asks the operator's pip (of `python`, with the server's environment) for its effective settings. */
+export function readPipSettings(
+  env: NodeJS.ProcessEnv,
+  check?: MountCheck,
+  python = 'python3',
+): Promise<PipSettings> {
   const clean = Object.fromEntries(Object.entries(env).filter(([k]) => !k.startsWith('PYTHON')));
   return new Promise((resolve) => {
-    execFile(
-      'python3',
-      ['-m', 'pip', 'config', 'list'],
-      { env: clean, cwd: '/', timeout: 30_000 },
-      (err, out) => resolve(pipSettings(err === null ? parsePipConfigList(out) : new Map())),
+    execFile(python, ['-m', 'pip', 'config', 'list'], { env: clean, cwd: '/', timeout: 30_000 }, (err, out) =>
+      resolve(pipSettings(err === null ? parsePipConfigList(out) : new Map(), check)),
     );
   });
 }

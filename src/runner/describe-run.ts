@@ -38,7 +38,10 @@ function listed<T>(items: readonly T[], show: (item: T) => string): string {
   return more > 0 ? `${shown.join(', ')}${shown.length > 0 ? ', ' : ''}… and ${more} more` : shown.join(', ');
 }
 
-/** Turns a finished run into the result the model sees: JSON when there is one, stderr tail on failure. */
+/**
+ * Turns a finished run into the result the model sees: JSON when there is one, stderr tail on failure. `installed`:
+ * the version of a package the run imported but found lacking (see `missingPackageVersion`).
+ */
 export function describeRun(
   callId: string,
   status: FinishStatus,
@@ -46,6 +49,7 @@ export function describeRun(
   wallMs: number,
   skill = '',
   grants?: RunGrants,
+  installed?: string,
 ): CallResult {
   const { result, output } = f;
   const stdout = result.stdout.toString('utf8');
@@ -65,7 +69,8 @@ export function describeRun(
   else if (stdout.trim() !== '') parts.push(stdout);
   if (stderr !== '' && status !== 'ok') parts.push(`stderr (last ${TAIL} chars):\n${tail(stderr)}`);
   const missing = status === 'error' ? findMissing(stderr) : undefined;
-  if (missing !== undefined) parts.push(explainMissing(missing, skill));
+  const why = missing === undefined ? undefined : explainMissing(missing, skill, installed);
+  if (why !== undefined) parts.push(why);
   if (status === 'error' && grants !== undefined) parts.push(...explainSandboxFailure(stderr, grants));
   if (output.artifacts.length > 0)
     parts.push(`Files: ${output.artifacts.map((a) => `${shownPath(a.path)} (${a.bytes} bytes)`).join(', ')}`);

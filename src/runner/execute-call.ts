@@ -160,11 +160,17 @@ async function planLaunch(
       : {}),
   };
   const workspaceWrite = call.grants.requests.workspace === 'write';
+  // Python scripts run on the operator's chosen interpreter (`dependencies.python`), the one their environment
+  // was built for.
+  const command =
+    call.interpreter === 'python3' && deps.envs !== undefined
+      ? deps.envs.python(call.skill)
+      : call.interpreter;
   const plan: SandboxPlan = {
     argv:
       call.module === undefined
-        ? [call.interpreter, join(copy, call.script), ...call.args]
-        : [call.interpreter, '-m', call.module, ...call.args],
+        ? [command, join(copy, call.script), ...call.args]
+        : [command, '-m', call.module, ...call.args],
     // Relative output paths land in the files folder, so they come back as files of the result.
     cwd: filesDir,
     env,

@@ -7,6 +7,7 @@ import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
 import { refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
+import { missingPackageVersion } from './missing-package-version.js';
 import { prepareLaunch, runLaunch, type ExecuteDeps, type Launch } from './execute-call.js';
 import type { OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
@@ -218,14 +219,26 @@ async function startAndRun(
     await ctx.progress(2, `finished: ${status}`);
     await new Promise((r) => setTimeout(r, 5));
   }
+  const lackingVersion =
+    status === 'error'
+      ? await missingPackageVersion(result.stderr.toString('utf8'), launch.plan, call.skill, exec.envs)
+      : undefined;
   return {
-    result: describeRun(callId, status, finished, launch.plan.limits.wallTimeMs, call.skill.name, {
-      network: launch.plan.network,
-      ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
-      ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
-      skill: call.skill.name,
-      operator: call.grants.operator,
-    }),
+    result: describeRun(
+      callId,
+      status,
+      finished,
+      launch.plan.limits.wallTimeMs,
+      call.skill.name,
+      {
+        network: launch.plan.network,
+        ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
+        ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
+        skill: call.skill.name,
+        operator: call.grants.operator,
+      },
+      lackingVersion,
+    ),
     folders: launch.folders,
   };
 }

@@ -14,7 +14,9 @@ import { SkillsError } from '../errors.js';
  *   Asking runs the operator's own interpreter once, isolated (`python3 -I -S`), with cwd `/` (so no
  *   `.python-version` in a skill folder steers it), and the answer is cached per resolver.
  * - `bash`/`sh` are always `/bin/bash` and `/bin/sh` from the host's `/usr`.
- * - An absolute argv[0] is used as is (after realpath); its prefix is mounted when outside `/usr`.
+ * - An absolute argv[0] is used as is (after realpath); its prefix is mounted when outside `/usr`. A virtual
+ *   environment's python (`dependencies.python: /opt/venv/bin/python`) runs by its path inside the mounted venv,
+ *   with the base interpreter's prefix mounted too, so the venv's packages are the ones it imports.
  * - A prefix under a folder the sandbox user cannot traverse (pyenv under `/root`, mode 700, while the
  *   sandbox runs as uid 65534) is still usable: the bwrap adapter stages such paths through a root-owned
  *   mount namespace (see `stage-mounts.ts`), so the interpreter the operator chose is the one that runs.
@@ -82,6 +84,12 @@ export async function findOnPath(name: string, pathValue: string | undefined): P
   return undefined;
 }
 
+const isFile = (p: string) =>
+  stat(p).then(
+    (s) => s.isFile(),
+    () => false,
+  );
+
 async function isElf(file: string): Promise<boolean> {
   const fh = await open(file, 'r');
   try {
@@ -133,14 +141,21 @@ export function createInterpreterResolver(
     const base = basename(name);
     if (/^python[0-9.]*$/.test(base)) {
       const code =
-        'import os,sys;print(os.path.realpath(sys.executable));print(sys.base_prefix);print(sys.prefix)';
-      const [exe = '', basePrefix = '', prefix = ''] = (
+        'import os,sys;print(os.path.realpath(sys.executable));print(sys.base_prefix);print(sys.prefix);print(sys.executable)';
+      const [exe = '', basePrefix = '', prefix = '', named = ''] = (
         await query(found, ['-I', '-S', '-c', code], hostEnv(env))
       )
         .trim()
         .split('\n');
       if (!isAbsolute(exe))
         throw new SkillsError('RUNNER_UNSUPPORTED', `${found} did not report its executable`);
+      // A virtual environment's python is its base interpreter reached through the venv's own path (Python finds
+      // `<venv>/pyvenv.cfg` from it): it runs by that path, with the venv mounted, so the venv's packages are seen.
+      const venv = isAbsolute(named) ? dirname(dirname(named)) : undefined;
+      if (venv !== undefined && venv !== '/' && (await isFile(join(venv, 'pyvenv.cfg')))) {
+        const r = fromBinary(exe, [basePrefix, prefix, venv].filter(isAbsolute), found);
+        return { ...r, command: named, binDir: dirname(named) };
+      }
       return fromBinary(exe, [basePrefix, prefix].filter(isAbsolute), found);
     }
     if (/^(node|nodejs)$/.test(base) && !(await isElf(real).catch(() => false))) {

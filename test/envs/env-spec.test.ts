@@ -185,8 +185,13 @@ describe('naming what a failed run was missing', () => {
       'Missing Python module "PIL" (package pillow)',
     ],
     [
+      // `yaml` itself was found: the installed one lacks the submodule.
       "ModuleNotFoundError: No module named 'yaml.constructor'",
-      'Missing Python module "yaml" (package PyYAML)',
+      'Python package PyYAML is installed, but it has no module "yaml.constructor"',
+    ],
+    [
+      "ModuleNotFoundError: No module named 'pypdf.annotations'",
+      'pin a newer version for the skill: the line `pypdf>=<the version the skill needs>`',
     ],
     ["ModuleNotFoundError: No module named 'fitz'", 'package PyMuPDF'],
     ["ModuleNotFoundError: No module named 'cv2'", 'package opencv-python'],
@@ -209,5 +214,18 @@ describe('naming what a failed run was missing', () => {
       findMissing("FileNotFoundError: [Errno 2] No such file or directory: '/data/in.csv'"),
     ).toBeUndefined();
     expect(findMissing("ModuleNotFoundError: No module named '$(rm -rf)'")).toBeUndefined();
+  });
+
+  it('names the installed version when a package lacks an imported name, and stays silent when it is unknown', () => {
+    const m = findMissing(
+      "ImportError: cannot import name 'PdfWriter' from 'pypdf' (/e/python/pypdf/__init__.py)",
+    );
+    expect(m).toMatchObject({ kind: 'python-module', module: 'pypdf', name: 'PdfWriter' });
+    expect(explainMissing(m!, 'pdf', '3.4.1')).toContain(
+      'Python package pypdf 3.4.1 is installed, but its module "pypdf" has no "PdfWriter"',
+    );
+    expect(explainMissing(m!, 'pdf', '3.4.1')).toContain('`pypdf>3.4.1`');
+    // The skill's own module, or a circular import: no package to blame.
+    expect(explainMissing(m!, 'pdf')).toBeUndefined();
   });
 });

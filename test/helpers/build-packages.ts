@@ -8,11 +8,13 @@ import { gzipSync } from 'node:zlib';
  * (tarfile), and `npm pack` of a local folder.
  */
 const WHEEL = `
-import base64, hashlib, sys, zipfile
+import base64, hashlib, json, sys, zipfile
 out, name, version, module_src, blob = sys.argv[1:6]
+extra = json.loads(sys.argv[6]) if len(sys.argv) > 6 else {}
 dist = f"{name}-{version}.dist-info"
 files = {
     f"{name}/__init__.py": module_src,
+    **{f"{name}/{k}": v for k, v in extra.items()},
     **({f"{name}/blob.bin": "\\0" * int(blob)} if int(blob) > 0 else {}),
     f"{dist}/METADATA": f"Metadata-Version: 2.1\\nName: {name}\\nVersion: {version}\\n",
     f"{dist}/WHEEL": "Wheel-Version: 1.0\\nGenerator: skills-mcp-test\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n",
@@ -48,18 +50,24 @@ with tarfile.open(path, "w:gz") as t:
 print(path)
 `;
 
-/** A pure-Python wheel; `blobBytes` adds a data file of that many zero bytes (small zipped, large installed). */
+/**
+ * A pure-Python wheel; `blobBytes` adds a data file of that many zero bytes (small zipped, large installed);
+ * `moreFiles` adds files to the package folder (`{'annotations.py': '…'}`).
+ */
 export function buildWheel(
   outDir: string,
   name: string,
   version: string,
   moduleSource: string,
   blobBytes = 0,
+  moreFiles: Record<string, string> = {},
 ): string {
   mkdirSync(outDir, { recursive: true });
-  return execFileSync('python3', ['-c', WHEEL, outDir, name, version, moduleSource, String(blobBytes)], {
-    encoding: 'utf8',
-  }).trim();
+  return execFileSync(
+    'python3',
+    ['-c', WHEEL, outDir, name, version, moduleSource, String(blobBytes), JSON.stringify(moreFiles)],
+    { encoding: 'utf8' },
+  ).trim();
 }
 
 export function buildSdist(outDir: string, name: string, version: string, setupPy: string): string {
