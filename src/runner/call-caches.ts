@@ -6,6 +6,7 @@ import { entryInputOf, type EntryInput } from './entry-input.js';
 import type { EnvResolver } from '../envs/create-env-resolver.js';
 import type { ExecuteDeps } from './execute-call.js';
 import type { RunSlots } from './run-slots.js';
+import type { UnrecordedFinishes } from './unrecorded-finishes.js';
 import type { RunnerDeps } from './runner-types.js';
 
 /** What the runner computes once and reuses across calls: input schemas, script scans, sandbox profiles. */
@@ -22,7 +23,7 @@ export function createCallCaches(
     RunnerDeps,
     'config' | 'sandbox' | 'env' | 'runsDir' | 'bundlesDir' | 'serverPaths' | 'privatePaths' | 'log'
   >,
-  run: { envs: EnvResolver; slots: RunSlots },
+  run: { envs: EnvResolver; slots: RunSlots; unrecorded: UnrecordedFinishes },
 ): CallCaches {
   const scans = new Map<string, Promise<ScriptScan>>();
   const entries = new Map<string, EntryInput>();
@@ -64,6 +65,7 @@ export function createCallCaches(
       profile,
       envs: run.envs,
       slots: run.slots,
+      unrecorded: run.unrecorded,
       log: deps.log,
     };
   };

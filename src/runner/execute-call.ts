@@ -16,6 +16,7 @@ import { folderIdOf } from '../sandbox/output-folder.js';
 import { collectOutput, type CollectedOutput, type OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { RunSlots } from './run-slots.js';
+import type { UnrecordedFinishes } from './unrecorded-finishes.js';
 import { folderBytes, tidyCallFolder } from './tidy-call-folder.js';
 
 /** Inputs up to this size are also passed in the SKILL_INPUT variable. */
@@ -40,6 +41,8 @@ export interface ExecuteDeps {
   log?: Logger;
   /** Admission of concurrent runs; without it, runs are not capped. */
   slots?: RunSlots;
+  /** Where the ends of runs the audit log refused wait to be written. */
+  unrecorded?: UnrecordedFinishes;
 }
 
 /** What stage 6 decided: ready to spawn, with what goes into `tool_call_started`. */
