@@ -17,7 +17,7 @@ import { collectOutput, type CollectedOutput, type OutputFolders } from './colle
 import type { PreparedCall } from './prepare-call.js';
 import type { RunSlots } from './run-slots.js';
 import type { UnrecordedFinishes } from './unrecorded-finishes.js';
-import { folderBytes, tidyCallFolder } from './tidy-call-folder.js';
+import { folderBytes, removeEmptyCallFolder, tidyCallFolder } from './tidy-call-folder.js';
 
 /** Inputs up to this size are also passed in the SKILL_INPUT variable. */
 const SMALL_INPUT_BYTES = 8 * 1024;
@@ -262,5 +262,6 @@ export async function runLaunch(
   const stdout = result.stdout.toString('utf8');
   const output = await collectOutput(launch.folders, result.truncated.stdout ? '' : stdout);
   tidyCallFolder(launch.folders.outDir, { keepInput: runs.keep_input, emptyFiles: false });
+  if (output.artifacts.length === 0) removeEmptyCallFolder(launch.folders.outDir);
   return { result, output, stdoutSha256: createHash('sha256').update(result.stdout).digest('hex') };
 }
