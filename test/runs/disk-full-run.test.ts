@@ -148,5 +148,60 @@ describe.skipIf(!canMount)(
         await c.close().catch(() => undefined);
       }
     }, 120_000);
+
+    it('logs the end of a run it could never record when it stops while the disk is still full', async () => {
+      const skills = join(t.dir, 'skills2');
+      writeTestSkill(skills, 'waiter', { description: 'Waits for a go. Use in tests.', script: WAITER });
+      const data = join(t.dir, 'data2');
+      const config = join(t.dir, 'skills-mcp-2.yaml');
+      writeFileSync(config, `approval:\n  mode: allow\n  fallback: rules-only\ndata_dir: ${data}\n`);
+      const c = await connectStdio({
+        era: 'legacy',
+        args: ['--skills', skills, '--config', config, '--no-watch'],
+        env: { SKILLS_MCP_AUDIT: join(logDir, 'audit-2.db') },
+      });
+      const filler = join(logDir, 'filler-2');
+      try {
+        const answer = c.client.callTool({ name: 'waiter', arguments: {} });
+        const callFolder = () =>
+          existsSync(data) ? readdirSync(data).find((n) => n.startsWith('skills-mcp-out-')) : undefined;
+        await waitFor(
+          () => {
+            const f = callFolder();
+            return f !== undefined && existsSync(join(data, f, 'started'));
+          },
+          30_000,
+          'the script to start',
+        );
+        fill(filler);
+        closeSync(openSync(join(data, callFolder()!, 'go'), 'w'));
+        const r = await answer;
+        expect(r._meta).toMatchObject({ 'skills-mcp/recorded': false });
+        const callId = (r._meta as Record<string, string>)['skills-mcp/call_id']!;
+        await c.close();
+        await waitFor(
+          () => c.transport.pid === null || c.stderr().includes('"stopped"'),
+          30_000,
+          'the server to stop',
+        );
+        const lost = c
+          .stderr()
+          .split('\n')
+          .filter((l) => l.includes('the end of a run was never recorded'));
+        expect(lost).toHaveLength(1);
+        // The record itself is in the log line, for the operator: exit code and artifact digest.
+        expect(JSON.parse(lost[0]!)).toMatchObject({
+          level: 50,
+          callId,
+          event: {
+            type: 'tool_call_finished',
+            payload: { exit_code: 0, artifacts: [{ path: 'report.txt' }] },
+          },
+        });
+      } finally {
+        rmSync(filler, { force: true });
+        await c.close().catch(() => undefined);
+      }
+    }, 120_000);
   },
 );
