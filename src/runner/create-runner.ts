@@ -35,7 +35,6 @@ import { recordInvalid } from './record-invalid.js';
 import type { RecordedArtifact } from './read-artifact.js';
 import { runApproved, type Unwritten } from './run-approved.js';
 import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
-import { createUnrecordedFinishes } from './unrecorded-finishes.js';
 import { isSameRequest } from './same-request.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
@@ -74,8 +73,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     perSession: config.runs.max_per_session,
     waitMs: config.runs.wait_ms,
   });
-  const unrecorded = createUnrecordedFinishes({ audit: deps.audit, log });
-  const caches = createCallCaches(deps, { envs, slots, unrecorded });
+  const caches = createCallCaches(deps, { envs, slots });
   const readOnly = createReadOnlyRecords(deps, sessions);
   const pins = deps.skillPins ?? createSkillPins();
   pins.observe(deps.catalog().skills);
@@ -624,8 +622,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     // The session's read-only records land first (the first one may still be waiting for the store to open).
     await readOnly.settled(info.id);
     if (s === undefined) return;
-    // Ends of runs the log refused go in before the session ends (else they would read `interrupted`).
-    await unrecorded.flush(s.auditId);
+    await caches.unrecorded.flush(s.auditId); // ends of runs the log refused: else they would read `interrupted`
     await (await deps.audit()).endSession(s.auditId, reason);
   };
 
@@ -633,7 +630,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     pending.closeAll();
     late.clear();
     shared.close();
-    return unrecorded.close();
+    return caches.unrecorded.close();
   };
 
   const pendingView = (callId: string) => {
