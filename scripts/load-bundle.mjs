@@ -13,7 +13,7 @@
 // bundle) through Node's require.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Script } from 'node:vm';
 
@@ -22,6 +22,14 @@ import { Script } from 'node:vm';
  * writer, dist/audit-worker.js) save their code caches too.
  */
 export const WRITE_CACHE_KEY = 'skills-mcp:write-code-cache';
+
+/**
+ * The name the build compiles each bundle file under when it writes the caches: `<BUILD_ORIGIN><path in dist>`.
+ * V8 keeps the script's name in its code cache and a script compiled from the cache keeps that name, whatever the
+ * filename it is compiled with now: stack traces would name the build machine's folder. Compiled under this name
+ * instead, a frame reads `skills-mcp-build:/dist/chunks/…`, which `rewriteStackPaths` turns into the installed path.
+ */
+export const BUILD_ORIGIN = 'skills-mcp-build:/dist/';
 
 /**
  * Loads a bundle entry: dist/cli.cjs, or dist/audit-worker.cjs in the audit writer's thread. With `writeCache`,
@@ -34,13 +42,20 @@ export function loadBundle({ entry = 'cli.cjs', writeCache = false } = {}) {
   if (writeCache) nodeRequire('node:worker_threads').setEnvironmentData(WRITE_CACHE_KEY, true);
   const modules = new Map();
   const scripts = [];
+  let cached = false;
   const load = (file) => {
     const loaded = modules.get(file);
     if (loaded !== undefined) return loaded.exports;
     const module = { exports: {} };
     modules.set(file, module);
-    const script = compileBundleFile(file, writeCache ? undefined : readCache(file));
+    const script = writeCache
+      ? compileBundleFile(file, undefined, BUILD_ORIGIN + relative(dist, file).split(sep).join('/'))
+      : compileBundleFile(file, readCache(file));
     if (writeCache) scripts.push({ file, script });
+    else if (!cached && script.cachedDataRejected === false) {
+      cached = true;
+      rewriteStackPaths(BUILD_ORIGIN, `${dist}${sep}`);
+    }
     const dir = dirname(file);
     const require = (id) => (id.startsWith('.') ? load(join(dir, id)) : nodeRequire(id));
     script.runInThisContext().call(module.exports, module.exports, require, module, file, dir);
@@ -54,12 +69,36 @@ export function loadBundle({ entry = 'cli.cjs', writeCache = false } = {}) {
   return load(join(dist, entry));
 }
 
-/** Compiles one bundle file as a CommonJS module wrapper, with its code cache when given one. */
-export function compileBundleFile(file, cachedData) {
+/**
+ * Compiles one bundle file as a CommonJS module wrapper, with its code cache when given one. `name` is the script's
+ * name in stack traces (the file's path unless given).
+ */
+export function compileBundleFile(file, cachedData, name = file) {
   // A bundle file is ESM turned into CommonJS: strict, like the module it came from.
   const source = readFileSync(file, 'utf8').replace(/^#!/, '//');
   const wrapped = `(function (exports, require, module, __filename, __dirname) {'use strict';${source}\n})`;
-  return new Script(wrapped, { filename: file, cachedData });
+  return new Script(wrapped, { filename: name, cachedData });
+}
+
+/**
+ * Stack frames naming `from…` name `to…` instead (the frames only: an error's message is left as it is). Formats as
+ * V8 does (`<error>\n    at <frame>` …), or through an `Error.prepareStackTrace` set before.
+ */
+export function rewriteStackPaths(from, to) {
+  const before = Error.prepareStackTrace;
+  Error.prepareStackTrace = (error, frames) => {
+    if (before !== undefined) {
+      const stack = before(error, frames);
+      return typeof stack === 'string' ? stack.split(from).join(to) : stack;
+    }
+    let head;
+    try {
+      head = Error.prototype.toString.call(error);
+    } catch {
+      head = '<error>';
+    }
+    return head + frames.map((f) => `\n    at ${String(f).split(from).join(to)}`).join('');
+  };
 }
 
 /** The code cache the build wrote next to a bundle file, if any. */

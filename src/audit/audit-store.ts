@@ -57,8 +57,11 @@ export interface AuditStore extends CallLog {
   /** Crash recovery (run by open): closes sessions whose owner process is gone, then verifies the chain. */
   recover(): RecoveryReport;
 
-  /** Checks the hash chain (all of it, or what follows an already verified point); names the first bad row. */
-  verify(from?: ChainPoint): VerifyResult;
+  /**
+   * Checks the hash chain (all of it, or what follows an already verified point; at most `limit` events of it when
+   * given); names the first bad row.
+   */
+  verify(from?: ChainPoint, limit?: number): VerifyResult;
   /**
    * Fails closed from now on: events that ask for an approval or start a process are refused (AUDIT_CHAIN_BROKEN),
    * the rest (read-only records, refusals, session ends) are still written. The first reason is kept.

@@ -183,7 +183,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       ) as AuditEvent<'session_ended'>;
     },
     recover,
-    verify: (from) => guard('verify', () => verifyChain(db, from)),
+    verify: (from, limit) => guard('verify', () => verifyChain(db, from, limit)),
     refuseRuns: (reason) => {
       if (refusal === undefined) log.error({ reason }, 'audit log failed verification: new runs are refused');
       refusal ??= reason;

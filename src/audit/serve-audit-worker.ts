@@ -6,7 +6,10 @@ import type { Logger } from '../log.js';
 import { createMemoryReclaimer } from '../memory-reclaimer.js';
 import type { AuditStore } from './audit-store.js';
 import { openAuditStore } from './open-audit-store.js';
+import { isRunEvent } from './assert-runs-allowed.js';
 import { startAnchoring, type Anchoring } from './start-anchoring.js';
+import type { VerifyResult } from './types.js';
+import { verifyInSteps } from './verify-in-steps.js';
 import { createWorkerLogger } from './worker-log.js';
 import {
   encodeError,
@@ -43,9 +46,11 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
   try {
     // The key first: every event this server appends, recovery's too, is marked as written by its holder.
     key = loadWriterKey(settings.anchors.keyFile, log);
+    // The chain is checked below, in steps, once the log serves: never on the path of the first answers.
     store = openAuditStore({
       path: settings.path,
       log,
+      verifyOnOpen: false,
       ...(key === undefined ? {} : { writerKey: key.key }),
     });
   } catch (e) {
@@ -60,8 +65,29 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
     store.refuseRuns(reason);
     if (before === undefined) post({ kind: 'refused', reason: store.runsRefused() ?? reason });
   };
-  const anchoring = anchor({ ...store, refuseRuns }, settings, log, key);
+  let anchoring: Anchoring | undefined;
+  /**
+   * Until the whole chain is checked, a write that would ask a person or start a process waits (with everything
+   * sent after it, so the order holds): runs start only on a log that vouches for itself, as when the check ran
+   * before the log served. Sessions and read-only records are written meanwhile.
+   */
+  let verifying = true;
+  let held: WorkerOp[] = [];
   post({ kind: 'ready', refused: store.runsRefused() });
+  void verifyInSteps(store, () => closed).then((chain) => {
+    if (chain === undefined) return;
+    if (!chain.ok) {
+      log.error({ chain }, 'audit chain does not verify: run `skills-mcp audit verify`');
+      refuseRuns(`chain broken at event ${chain.badEventId}: ${chain.reason}`);
+    }
+    anchoring = anchor({ ...store, refuseRuns }, settings, log, key, chain);
+    if (chain.ok) log.info({ events: chain.events }, 'audit chain verified');
+    verifying = false;
+    if (held.length === 0) return;
+    queue = [...held, ...queue];
+    held = [];
+    setImmediate(serve);
+  });
 
   const write = (op: WriteOp): unknown => {
     switch (op.m) {
@@ -147,13 +173,21 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
     const ops = queue;
     if (ops.length === 0) return;
     queue = [];
+    if (held.length > 0) {
+      held.push(...ops);
+      return;
+    }
     reclaimer.busy();
     const replies: WorkerReply[] = [];
     for (let i = 0; i < ops.length;) {
       const op = ops[i]!;
+      if (verifying && startsRun(op)) {
+        held = ops.slice(i);
+        break;
+      }
       if (isWrite(op)) {
         let end = i + 1;
-        while (end < ops.length && isWrite(ops[end]!)) end++;
+        while (end < ops.length && isWrite(ops[end]!) && !(verifying && startsRun(ops[end]!))) end++;
         writeAll(ops.slice(i, end) as WriteOp[], replies);
         i = end;
       } else if (op.m === 'close') {
@@ -181,16 +215,31 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
   });
 }
 
+/** Whether a request writes an event that asks a person or starts a process. */
+function startsRun(op: WorkerOp): boolean {
+  const inputs =
+    op.m === 'append'
+      ? [op.input]
+      : op.m === 'appendMany'
+        ? op.inputs
+        : op.m === 'appendGroups'
+          ? op.groups.flat()
+          : [];
+  return inputs.some((ev) => isRunEvent(ev.type));
+}
+
 /** Starts anchoring the log; a key or anchor file that cannot be used refuses new runs (read-only tools go on). */
 function anchor(
   store: AuditStore,
   settings: WorkerSettings,
   log: Logger,
   key: { key: Buffer; isNew: boolean } | undefined,
+  verified: VerifyResult,
 ): Anchoring | undefined {
   try {
     if (key === undefined) throw new Error('the anchor key could not be loaded');
     return startAnchoring({
+      verified,
       store,
       key,
       keyFile: settings.anchors.keyFile,

@@ -6,6 +6,7 @@ import { readSignedAnchor, sameAnchor, signAnchor } from './anchor-record.js';
 import type { AuditStore } from './audit-store.js';
 import { checkAnchors } from './check-anchors.js';
 import { GENESIS_HASH } from './event-hash.js';
+import type { VerifyResult } from './types.js';
 import type { ChainPoint } from './verify-chain.js';
 
 export interface AnchoringOptions {
@@ -22,6 +23,8 @@ export interface AnchoringOptions {
   logAnchors: boolean;
   log: Logger;
   now?: () => number;
+  /** The chain check already made (e.g. by the writer thread, in steps, after opening); else done here. */
+  verified?: VerifyResult;
 }
 
 export interface Anchoring {
@@ -70,7 +73,7 @@ export function startAnchoring(o: AnchoringOptions): Anchoring {
     return true;
   };
 
-  const opened = store.recovery?.chain ?? store.verify();
+  const opened = o.verified ?? store.recovery?.chain ?? store.verify();
   if (opened.ok) point = { eventId: opened.events, hash: opened.head ?? GENESIS_HASH };
   else store.refuseRuns(`chain broken at event ${opened.badEventId}: ${opened.reason}`);
   const key = store.withWriteLock(() => {

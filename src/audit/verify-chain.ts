@@ -14,7 +14,7 @@ export interface ChainPoint {
  * incremental check). `head` (the last hash) is what the anchors record outside the database: the chain alone cannot
  * show truncation or a chain rewritten and re-hashed.
  */
-export function verifyChain(db: Database, from?: ChainPoint): VerifyResult {
+export function verifyChain(db: Database, from?: ChainPoint, limit = Infinity): VerifyResult {
   const start = from !== undefined && from.eventId > 0 ? from : undefined;
   const walker = createChainWalker(start);
   if (start !== undefined) {
@@ -29,9 +29,12 @@ export function verifyChain(db: Database, from?: ChainPoint): VerifyResult {
       );
   }
   const rows = db.prepare('SELECT * FROM events WHERE event_id >= ? ORDER BY event_id');
+  let walked = 0;
   for (const row of rows.iterate((start?.eventId ?? 0) + 1)) {
     const bad = walker.step(row);
     if (bad !== undefined) return bad;
+    // With `limit`, a walk in steps: the point reached so far (`events`, `head`) is where the next one resumes.
+    if (++walked >= limit) break;
   }
   return walker.done();
 }

@@ -66,7 +66,10 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       const result = refuseLargeInput(def.name, args, deps.log) ?? (await def.handler(args as A, ctx));
       if (audited) {
         const isError = (result as CallToolResult).isError === true;
-        runner.recordReadOnly(session, def.name, def.skillOf?.(args as A) ?? null, args, !isError);
+        // While the log is not open yet (the first calls of a start), the answer waits for its record.
+        await runner
+          .recordReadOnly(session, def.name, def.skillOf?.(args as A) ?? null, args, !isError)
+          ?.catch((err: unknown) => deps.log.error({ err }, 'could not audit a read-only call'));
       }
       return result;
     });

@@ -105,6 +105,7 @@ export function toToolResult(r: CallResult): CallToolResult {
       'skills-mcp/call_id': r.callId ?? null,
       'skills-mcp/status': r.status,
       ...(r.code === undefined ? {} : { 'skills-mcp/code': r.code }),
+      ...(r.recorded === false ? { 'skills-mcp/recorded': false } : {}),
     },
   };
 }

@@ -6,6 +6,7 @@ import { entryInputOf, type EntryInput } from './entry-input.js';
 import type { EnvResolver } from '../envs/create-env-resolver.js';
 import type { ExecuteDeps } from './execute-call.js';
 import type { RunSlots } from './run-slots.js';
+import { createUnrecordedFinishes, type UnrecordedFinishes } from './unrecorded-finishes.js';
 import type { RunnerDeps } from './runner-types.js';
 
 /** What the runner computes once and reuses across calls: input schemas, script scans, sandbox profiles. */
@@ -15,15 +16,18 @@ export interface CallCaches {
   scan: (skill: Skill, bundleSha256: string) => Promise<ScriptScan>;
   /** What running a call needs (the sandbox is created on first need). */
   exec: () => Promise<ExecuteDeps>;
+  /** The ends of runs the audit log refused, waiting to be written. */
+  unrecorded: UnrecordedFinishes;
 }
 
 export function createCallCaches(
   deps: Pick<
     RunnerDeps,
-    'config' | 'sandbox' | 'env' | 'runsDir' | 'bundlesDir' | 'serverPaths' | 'privatePaths' | 'log'
+    'config' | 'sandbox' | 'env' | 'runsDir' | 'bundlesDir' | 'serverPaths' | 'privatePaths' | 'log' | 'audit'
   >,
   run: { envs: EnvResolver; slots: RunSlots },
 ): CallCaches {
+  const unrecorded = createUnrecordedFinishes({ audit: deps.audit, log: deps.log });
   const scans = new Map<string, Promise<ScriptScan>>();
   const entries = new Map<string, EntryInput>();
   const profiles = new Map<string, Promise<Profile>>();
@@ -64,9 +68,10 @@ export function createCallCaches(
       profile,
       envs: run.envs,
       slots: run.slots,
+      unrecorded,
       log: deps.log,
     };
   };
 
-  return { entryInput, scan, exec };
+  return { entryInput, scan, exec, unrecorded };
 }

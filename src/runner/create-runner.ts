@@ -622,7 +622,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     const s = await live.catch(() => undefined);
     // The session's read-only records land first (the first one may still be waiting for the store to open).
     await readOnly.settled(info.id);
-    if (s !== undefined) await (await deps.audit()).endSession(s.auditId, reason);
+    if (s !== undefined) {
+      await caches.unrecorded.flush(s.auditId); // ends of runs the log refused: else they would read `interrupted`
+      await (await deps.audit()).endSession(s.auditId, reason);
+    }
     await removeSessionFolder(deps.runsDir, info, log);
   };
 
@@ -630,7 +633,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     pending.closeAll();
     late.clear();
     shared.close();
-    return Promise.resolve();
+    return caches.unrecorded.close();
   };
 
   const pendingView = (callId: string) => {

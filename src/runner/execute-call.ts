@@ -16,8 +16,9 @@ import { folderIdOf } from '../sandbox/output-folder.js';
 import { collectOutput, type CollectedOutput, type OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { RunSlots } from './run-slots.js';
-import { folderBytes, tidyCallFolder } from './tidy-call-folder.js';
 import { checkSessionFolder, sessionFolderOf, type SessionFolderCheck } from './session-folder-run.js';
+import { folderBytes, removeEmptyCallFolder, tidyCallFolder } from './tidy-call-folder.js';
+import type { UnrecordedFinishes } from './unrecorded-finishes.js';
 
 /** Inputs up to this size are also passed in the SKILL_INPUT variable. */
 const SMALL_INPUT_BYTES = 8 * 1024;
@@ -41,6 +42,8 @@ export interface ExecuteDeps {
   log?: Logger;
   /** Admission of concurrent runs; without it, runs are not capped. */
   slots?: RunSlots;
+  /** Where the ends of runs the audit log refused wait to be written. */
+  unrecorded?: UnrecordedFinishes;
 }
 
 /** What stage 6 decided: ready to spawn, with what goes into `tool_call_started`. */
@@ -276,6 +279,7 @@ export async function runLaunch(
   const stdout = result.stdout.toString('utf8');
   const output = await collectOutput(launch.folders, result.truncated.stdout ? '' : stdout);
   tidyCallFolder(launch.folders.outDir, { keepInput: runs.keep_input, emptyFiles: false });
+  if (output.artifacts.length === 0) removeEmptyCallFolder(launch.folders.outDir);
   const sessionFull =
     launch.sessionDir === undefined ? undefined : await checkSessionFolder(launch.sessionDir, deps);
   return {

@@ -46,8 +46,11 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
     recordSharedAnswer: async (callId, seen, answer) =>
       (await get()).recordSharedAnswer(callId, seen, answer),
     onDecidedElsewhere: (listener) => subscribe((r) => r.onDecidedElsewhere(listener)),
+    // Not loaded yet: neither is the log, so the answer waits for the record.
     recordReadOnly: (session, tool, skill, input, ok) =>
-      void get().then((r) => r.recordReadOnly(session, tool, skill, input, ok)),
+      loaded !== undefined
+        ? loaded.recordReadOnly(session, tool, skill, input, ok)
+        : get().then((r) => r.recordReadOnly(session, tool, skill, input, ok)),
     pendingView: (callId) => loaded?.pendingView(callId),
     artifact: (session, callId, path) => loaded?.artifact(session, callId, path),
     // Nothing to end or close unless the implementation was (being) loaded: no call, no audit session.

@@ -9,7 +9,18 @@ import { safeSummary } from './safe-summary.js';
 import type { SessionInfo } from './session.js';
 
 export interface ReadOnlyRecords {
-  record: (info: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean) => void;
+  /**
+   * Records a read-only call. Undefined once the log has opened: the record follows the answer. Before (the first
+   * calls of a start), a promise that settles once the record is durable (or logged as lost): the answer waits for
+   * it, so that a crash just after the first answers cannot lose their records.
+   */
+  record: (
+    info: SessionInfo,
+    tool: string,
+    skill: string | null,
+    input: unknown,
+    ok: boolean,
+  ) => Promise<void> | undefined;
   /** Writes what is waiting now; resolves when every record of the session so far is durable. */
   settled(sessionId: string): Promise<void>;
 }
@@ -46,6 +57,9 @@ export function createReadOnlyRecords(
   const inFlight = new Map<string, Set<Promise<void>>>();
   let waiting: Waiting[] = [];
   let timer: NodeJS.Timeout | undefined;
+  /** Whether the log has opened (answered once); until then answers wait for their batch (`batchDone`). */
+  let opened = false;
+  let batchDone: { promise: Promise<void>; resolve: () => void } | undefined;
 
   // Logged once per window with how many were lost since: a database out of reach under load would otherwise
   // cost a line per call.
@@ -111,6 +125,7 @@ export function createReadOnlyRecords(
     let audit: CallLog;
     try {
       audit = await deps.audit();
+      opened = true;
     } catch (err) {
       for (const w of batch) failed(w, err);
       return;
@@ -135,15 +150,25 @@ export function createReadOnlyRecords(
     clearTimeout(timer);
     timer = undefined;
     const batch = waiting;
+    const done = batchDone;
     waiting = [];
-    if (batch.length === 0) return;
+    batchDone = undefined;
+    if (batch.length === 0) return done?.resolve();
     const written = write(batch);
+    if (done !== undefined) void written.then(done.resolve);
     for (const id of new Set(batch.map((w) => w.info.id))) track(id, written);
   };
 
   const record = (info: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean) => {
     waiting.push({ info, tool, skill, input, ok, live: sessions.get(info) });
     timer ??= setTimeout(flush, READ_ONLY_BATCH_MS);
+    if (opened) return undefined;
+    if (batchDone === undefined) {
+      let resolve = () => undefined as void;
+      const promise = new Promise<void>((r) => (resolve = r));
+      batchDone = { promise, resolve };
+    }
+    return batchDone.promise;
   };
 
   const settled = async (sessionId: string) => {

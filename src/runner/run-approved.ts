@@ -5,7 +5,7 @@ import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, SkillsError } from '../errors.js';
 import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
 import { finishedEvent } from './call-events.js';
-import { refused, type CallResult } from './call-result.js';
+import { notRecordedYet, refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
 import { missingPackageVersion } from './missing-package-version.js';
 import { prepareLaunch, runLaunch, type ExecuteDeps, type Launch } from './execute-call.js';
@@ -199,19 +199,17 @@ async function startAndRun(
     ...(result.workspace === undefined ? {} : { workspace_changes: workspaceRecord(result.workspace) }),
     ...(finished.sessionFull === undefined ? {} : { error_code: 'SESSION_FOLDER_FULL' }),
   };
-  try {
-    await audit.append({ type: 'tool_call_finished', sessionId, callId, payload });
-  } catch (e) {
-    if (!isSkillsError(e) || e.code !== 'AUDIT_FAILED') throw e;
+  const unrecorded = await recordFinish(audit, exec, [
+    { type: 'tool_call_finished', sessionId, callId, payload },
     // Never let what a script named its files turn its outcome into `interrupted`: the exit code and digests
     // are recorded without the artifact list, with a code that says why.
-    await audit.append({
+    {
       type: 'tool_call_finished',
       sessionId,
       callId,
       payload: { ...payload, artifacts: [], artifacts_refused: [], error_code: 'ARTIFACTS_UNRECORDABLE' },
-    });
-  }
+    },
+  ]);
   if (ctx.progress !== undefined) {
     // The last notification is written before the result, as the spec asks. The pause is best effort for the SDK
     // client (2.4), which dispatches a notification a microtask after a response read in the same chunk and then
@@ -223,24 +221,50 @@ async function startAndRun(
     status === 'error'
       ? await missingPackageVersion(result.stderr.toString('utf8'), launch.plan, call.skill, exec.envs)
       : undefined;
+  const described = describeRun(
+    callId,
+    status,
+    finished,
+    launch.plan.limits.wallTimeMs,
+    call.skill.name,
+    {
+      network: launch.plan.network,
+      ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
+      ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
+      skill: call.skill.name,
+      operator: call.grants.operator,
+    },
+    lackingVersion,
+  );
   return {
-    result: describeRun(
-      callId,
-      status,
-      finished,
-      launch.plan.limits.wallTimeMs,
-      call.skill.name,
-      {
-        network: launch.plan.network,
-        ...(launch.plan.workspace === undefined ? {} : { workspace: launch.plan.workspace }),
-        ...(launch.plan.env.SKILL_DIR === undefined ? {} : { skillDir: launch.plan.env.SKILL_DIR }),
-        skill: call.skill.name,
-        operator: call.grants.operator,
-      },
-      lackingVersion,
-    ),
+    result: unrecorded === undefined ? described : notRecordedYet(described, unrecorded),
     folders: launch.folders,
   };
+}
+
+/**
+ * Writes `tool_call_finished` (the first of `tries` the log takes). When the log takes none (its storage failed:
+ * disk full, writer stopped), the run still happened: the record is kept to be written later, and the refusal is
+ * returned for the answer to say so.
+ */
+async function recordFinish(
+  audit: CallLog,
+  exec: ExecuteDeps,
+  tries: AppendInput[],
+): Promise<SkillsError | undefined> {
+  let refusal: SkillsError | undefined;
+  for (const ev of tries) {
+    try {
+      await audit.append(ev);
+      return undefined;
+    } catch (e) {
+      if (!isSkillsError(e) || e.code !== 'AUDIT_FAILED') throw e;
+      refusal = e;
+    }
+  }
+  if (exec.unrecorded !== undefined) exec.unrecorded.keep(tries);
+  else exec.log?.error({ err: refusal, event: tries[0] }, 'the end of a run was never recorded');
+  return refusal;
 }
 
 /**

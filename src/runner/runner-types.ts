@@ -155,7 +155,14 @@ export interface Runner {
   /** What the person is asked about a call still waiting for a decision (its input in full), else undefined. */
   pendingView(callId: string): ApprovalView | undefined;
   /** Audits a read-only tool call (no approval, no process). */
-  recordReadOnly(session: SessionInfo, tool: string, skill: string | null, input: unknown, ok: boolean): void;
+  /** Records a read-only call; a promise when the answer must wait for the record (see `ReadOnlyRecords`). */
+  recordReadOnly(
+    session: SessionInfo,
+    tool: string,
+    skill: string | null,
+    input: unknown,
+    ok: boolean,
+  ): Promise<void> | undefined;
   /** A file collected from a call made in this session (exactly as recorded), or undefined. */
   artifact(session: SessionInfo, callId: string, path: string): RecordedArtifact | undefined;
   endSession(session: SessionInfo, reason: 'client_closed' | 'signal' | 'shutdown' | 'error'): Promise<void>;

@@ -1,4 +1,4 @@
-import { lstatSync, readdirSync, rmSync } from 'node:fs';
+import { lstatSync, readdirSync, rmdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 
 /** Bytes under `dir`, links counted as themselves (never followed); stops counting past `limit`. */
@@ -45,4 +45,21 @@ export function tidyCallFolder(outDir: string, opts: { keepInput: boolean; empty
   };
   clear(outDir, (name) => name === 'files' || (name === 'input.json' && opts.keepInput));
   if (opts.emptyFiles) clear(join(outDir, 'files'), () => false);
+}
+
+/**
+ * At a call's end: a call folder left with nothing to keep (an empty `files/`, no kept input) is removed, so calls
+ * that make no files leave no folder behind. Only `rmdir` is used: it removes an empty folder and nothing else,
+ * never follows a link (a `files` the script swapped for a link fails with ENOTDIR, and stays), and fails on a
+ * folder that holds anything. The call folder's own path is the server's (its parent is the runs folder, which no
+ * sandbox writes). Returns whether the folder went.
+ */
+export function removeEmptyCallFolder(outDir: string): boolean {
+  try {
+    rmdirSync(join(outDir, 'files'));
+    rmdirSync(outDir);
+    return true;
+  } catch {
+    return false;
+  }
 }

@@ -1,8 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { repoRoot } from '../helpers/temp-dir.js';
+import { repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 const dist = join(repoRoot, 'dist');
 
@@ -34,5 +34,55 @@ describe('the bundled CLI', () => {
       refused: [],
       missing: [],
     });
+  });
+
+  it('names the installed files in stack traces, not the folder the build wrote the caches in', () => {
+    const t = tempDir();
+    try {
+      // A bundle built (and its caches written) in one folder, then installed in another: the real loader.
+      const built = join(t.dir, 'build', 'dist');
+      mkdirSync(join(built, 'chunks'), { recursive: true });
+      cpSync(join(dist, 'load-bundle.mjs'), join(built, 'load-bundle.mjs'));
+      writeFileSync(join(built, 'cli.cjs'), "module.exports = require('./chunks/deep.cjs');\n");
+      writeFileSync(
+        join(built, 'chunks', 'deep.cjs'),
+        'exports.boom = function boom() {\n  throw new Error("boom");\n};\n',
+      );
+      const run = (folder: string, code: string) => {
+        const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], {
+          cwd: folder,
+          encoding: 'utf8',
+        });
+        expect(r.stderr).toBe('');
+        return r.stdout;
+      };
+      const loader = (folder: string) => JSON.stringify(join(folder, 'load-bundle.mjs'));
+      run(
+        built,
+        `import { loadBundle } from ${loader(built)}; loadBundle({ writeCache: true }).boom.length;`,
+      );
+      expect(existsSync(join(built, 'chunks', 'deep.cjs.cache'))).toBe(true);
+
+      const installed = join(t.dir, 'usr', 'lib', 'node_modules', 'skills-mcp', 'dist');
+      cpSync(built, installed, { recursive: true });
+      const out = run(
+        installed,
+        `import { compileBundleFile, loadBundle, readCache } from ${loader(installed)};
+         const f = ${JSON.stringify(join(installed, 'chunks', 'deep.cjs'))};
+         const accepted = !compileBundleFile(f, readCache(f)).cachedDataRejected;
+         try { loadBundle().boom(); } catch (e) { process.stdout.write(JSON.stringify({ accepted, stack: e.stack })); }`,
+      );
+      const { accepted, stack } = JSON.parse(out) as { accepted: boolean; stack: string };
+      // Only meaningful when V8 took the cache (which holds the name the script was compiled under).
+      expect(accepted).toBe(true);
+      expect(stack.split('\n').slice(0, 2)).toEqual([
+        'Error: boom',
+        `    at Object.boom (${join(installed, 'chunks', 'deep.cjs')}:2:9)`,
+      ]);
+      expect(stack).not.toContain(built);
+      expect(stack).not.toContain('skills-mcp-build:');
+    } finally {
+      t.cleanup();
+    }
   });
 });
