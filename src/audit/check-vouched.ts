@@ -38,6 +38,9 @@ export function checkVouched(
   const good = marks
     .filter((m) => {
       if (m.last > chain.events) return false; // newer than this snapshot: not the log being checked
+      // Inside what the anchors vouch for alone: a reanchor accepted those events as they stand, so a mark signed
+      // over what they were before is no longer the evidence for them.
+      if (m.last <= byAnchors) return false;
       const ok = isMarkSigned(key, m, chain.hashAt(m.last));
       if (!ok) badMarks++;
       return ok;
