@@ -36,7 +36,7 @@ export function approvalView(
     script: call.script,
     ...(call.module === undefined ? {} : { module: call.module }),
     bundleSha256: call.bundle.sha256,
-    runner: call.interpreter,
+    runner: call.program,
     callId,
     argv: call.args,
     input: call.input,

@@ -164,11 +164,8 @@ async function planLaunch(
   };
   const workspaceWrite = call.grants.requests.workspace === 'write';
   // Python scripts run on the operator's chosen interpreter (`dependencies.python`), the one their environment
-  // was built for.
-  const command =
-    call.interpreter === 'python3' && deps.envs !== undefined
-      ? deps.envs.python(call.skill)
-      : call.interpreter;
+  // was built for, and the one the form names.
+  const command = call.program;
   const plan: SandboxPlan = {
     argv:
       call.module === undefined

@@ -56,6 +56,8 @@ export interface PreparedCall {
   scriptAbs: string;
   /** `python3`, `node` or `bash`. */
   interpreter: string;
+  /** The program that runs it: the interpreter, or for Python the operator's `dependencies.python` when set. */
+  program: string;
   /** Arguments after the script. */
   args: string[];
   input: unknown;
@@ -194,6 +196,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     ...(req.module === undefined ? {} : { module: req.module }),
     scriptAbs,
     interpreter,
+    program: interpreter === 'python3' && deps.envs !== undefined ? deps.envs.python(skill) : interpreter,
     args,
     input: req.input,
     bundle,

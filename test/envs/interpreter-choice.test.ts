@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildWheel, offlinePip } from '../helpers/build-packages.js';
 import { runCli } from '../helpers/run-cli.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { textOf } from '../helpers/text-of.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 const FIXTURES = join(repoRoot, 'test', 'fixtures', 'real-skills');
@@ -114,6 +116,36 @@ describe(
       expect(use.stdout).toContain('"in_env": false');
       expect(use.code).toBe(0);
       expect(built()).toHaveLength(0);
+    });
+
+    it('names the chosen interpreter on the approval form, as the program that runs', async () => {
+      const cfg = config(
+        'ask.yaml',
+        `approval:\n  mode: ask\ndependencies:\n  python: ${python}\n  use_host_packages: true\n`,
+      );
+      const c = await connectStdio({
+        era: 'legacy',
+        args: ['--skills', skills, '--config', cfg],
+        capabilities: { elicitation: { form: {} } },
+        env: { ...env, SKILLS_MCP_AUDIT: join(t.dir, 'form-state', 'audit.db') },
+      });
+      try {
+        const forms: string[] = [];
+        c.client.setRequestHandler('elicitation/create', (req) => {
+          forms.push((req.params as { message: string }).message);
+          return Promise.resolve({ action: 'accept', content: { decision: 'approved' } });
+        });
+        const r = await c.client.callTool({
+          name: 'run_skill_script',
+          arguments: { skill: 'req-skill', script: 'scripts/which.py' },
+        });
+        expect(r.isError, textOf(r)).toBeFalsy();
+        expect(textOf(r)).toContain(`"prefix": "${join(t.dir, 'host-venv')}"`);
+        expect(forms).toHaveLength(1);
+        expect(forms[0]).toContain(`Command: ${python} scripts/which.py`);
+      } finally {
+        await c.close();
+      }
     });
 
     it('builds the environment as usual when the host packages do not satisfy the requirement', () => {
