@@ -24,6 +24,8 @@ import { refusePythonStartupHooks } from './python-startup-hooks.js';
 import { requestDigest } from './request-digest.js';
 import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
+import type { Profile } from '../sandbox/profile-schema.js';
+import { callNetwork, callProfile } from './call-profile.js';
 import type { SessionInfo } from './session.js';
 
 /** A gated call as the MCP layer hands it over: already resolved to a skill, input already schema-checked. */
@@ -65,7 +67,10 @@ export interface PreparedCall {
   requestSha256: string;
   risk: Risk;
   policy: PolicyDecision;
+  /** The network the run gets ({@link callNetwork}): what the form shows and the sandbox is given. */
   network: 'none' | 'full';
+  /** The sandbox profile the run gets ({@link callProfile}), resolved before the guard and the form. */
+  profile: Profile;
   /** What the call runs with: the frontmatter's asks with the operator's `skill_overrides` in their place. */
   grants: EffectiveRequests;
   /** The skill's environment, when it declares packages. */
@@ -81,6 +86,8 @@ export interface PrepareDeps {
   entryInput: (skill: Skill) => EntryInput;
   scan: (skill: Skill, bundleSha256: string) => Promise<ScriptScan>;
   envs?: EnvResolver;
+  /** Loads a sandbox profile (cached by the runner). */
+  profile: (name: string) => Promise<Profile>;
 }
 
 /** Steps 1–3 of a gated call (docs/architecture.md): resolve the script, bind content and input, assess risk, apply policy. */
@@ -170,11 +177,14 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   if (requestSha256 === undefined)
     throw new SkillsError('KEY_INVALID', `the request for skill "${skill.name}" cannot be bound`);
   const scan = await deps.scan(skill, bundle.sha256);
+  const profile = await callProfile(grants, deps.config, deps.profile);
+  const network = callNetwork(grants, profile);
   const risk = assessRisk({
     skill: grants,
     scan,
     sandbox: deps.config.sandbox.mode,
     workspace: deps.config.workspace !== undefined,
+    profile: { name: profile.name, network: profile.network, sandbox: profile.sandbox },
   });
   const firstFolder = deps.pins.folderOf(skill.name);
   const policy = decide({
@@ -186,7 +196,6 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     ...(req.session.caller === undefined ? {} : { caller: req.session.caller }),
     config: deps.config.approval,
   });
-  const network = grants.requests.network ? 'full' : 'none';
   return {
     req,
     skill,
@@ -202,6 +211,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     risk,
     policy,
     network,
+    profile,
     grants,
     ...(env === undefined ? {} : { env }),
     ...(installPlan === undefined ? {} : { installPlan }),
