@@ -29,5 +29,7 @@ export function callNetwork(grants: EffectiveRequests, profile: Pick<Profile, 'n
 }
 
 /** True when the call runs unconfined: the server's sandbox is off, or its profile says `sandbox: off`. */
-export const runsUnsandboxed = (config: Pick<Config, 'sandbox'>, profile: Pick<Profile, 'sandbox'>): boolean =>
-  config.sandbox.mode === 'off' || profile.sandbox === 'off';
+export const runsUnsandboxed = (
+  config: Pick<Config, 'sandbox'>,
+  profile: Pick<Profile, 'sandbox'>,
+): boolean => config.sandbox.mode === 'off' || profile.sandbox === 'off';

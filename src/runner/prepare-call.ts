@@ -158,6 +158,8 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   }
   const installPlan = env === undefined || env.ready ? undefined : await deps.envs?.plan(env);
   const grants = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]);
+  const profile = await callProfile(grants, deps.config, deps.profile);
+  const network = callNetwork(grants, profile);
   const bound = bindSkillCall(
     {
       skill: skill.name,
@@ -167,6 +169,10 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       bundleSha256: bundle.sha256,
       ...(env === undefined ? {} : { envSha256: env.id }),
       operator: grants.operator,
+      profileGrants: {
+        ...(network === 'full' && !grants.requests.network ? { network: 'full' } : {}),
+        ...(profile.sandbox === 'off' ? { sandbox: 'off' } : {}),
+      },
       input: req.input,
       args,
     },
@@ -177,8 +183,6 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   if (requestSha256 === undefined)
     throw new SkillsError('KEY_INVALID', `the request for skill "${skill.name}" cannot be bound`);
   const scan = await deps.scan(skill, bundle.sha256);
-  const profile = await callProfile(grants, deps.config, deps.profile);
-  const network = callNetwork(grants, profile);
   const risk = assessRisk({
     skill: grants,
     scan,

@@ -12,7 +12,10 @@ const profile = (over: Partial<{ name: string; network: 'none' | 'full'; sandbox
 
 describe('the guard rates what the resolved sandbox profile gives, whatever it is called', () => {
   it('rates a profile with sandbox: off as running without a sandbox under any name', () => {
-    const r = assessRisk({ skill: { requests: none }, profile: profile({ name: 'trusted', sandbox: 'off' }) });
+    const r = assessRisk({
+      skill: { requests: none },
+      profile: profile({ name: 'trusted', sandbox: 'off' }),
+    });
     expect(r.level).toBe('medium');
     expect(r.code).toBe('runs-without-sandbox');
   });
