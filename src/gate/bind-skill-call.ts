@@ -27,6 +27,8 @@ export interface SkillCall {
   envSha256?: string;
   /** What the operator's config (`skill_overrides`) set for the skill: bound, so a changed override asks again. */
   operator?: OperatorGrants;
+  /** What the call's sandbox profile gives that neither the skill nor the operator's override asked for. */
+  profileGrants?: ProfileGrants;
   /** The JSON input as received (absent = `null`). */
   input?: unknown;
   /** Extra argv from the model (`run_skill_script.args`), never a shell string. */
@@ -53,9 +55,20 @@ export interface SkillCallRequest {
    * hash, the operator's are here, so an approval never covers a grant it was not shown.
    */
   operator?: OperatorGrants;
+  /**
+   * Present only when the call's sandbox profile gives the host network to a skill that asks for none, or runs it
+   * unconfined: an approval given under another profile never covers it.
+   */
+  profile_grants?: ProfileGrants;
   granularity: Granularity;
   input_sha256?: string;
   args_sha256?: string;
+}
+
+/** The grants of a sandbox profile bound into an approval key: its own network, or no sandbox. */
+export interface ProfileGrants {
+  network?: 'full';
+  sandbox?: 'off';
 }
 
 export interface BoundSkillCall {
@@ -92,6 +105,9 @@ export function bindSkillCall(call: SkillCall, granularity: Granularity): BoundS
     bundle_sha256: call.bundleSha256,
     ...(call.envSha256 === undefined ? {} : { env_sha256: call.envSha256 }),
     ...(call.operator === undefined || !hasOperatorGrants(call.operator) ? {} : { operator: call.operator }),
+    ...(call.profileGrants === undefined || Object.keys(call.profileGrants).length === 0
+      ? {}
+      : { profile_grants: call.profileGrants }),
   };
   const request: SkillCallRequest =
     granularity === 'exact'

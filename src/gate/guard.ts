@@ -25,6 +25,11 @@ export interface RiskInput {
   sandbox?: 'required' | 'off';
   /** True when the operator gave a workspace (`--workspace`): a skill reads it unless it says `workspace: none`. */
   workspace?: boolean;
+  /**
+   * The profile the call runs with, once resolved: its own `network: full` gives the host network to a skill that
+   * asks for none, and its `sandbox: off` runs it unconfined, whatever the profile is called.
+   */
+  profile?: { name: string; network: 'none' | 'full'; sandbox: 'required' | 'off' };
 }
 
 const NO_SANDBOX_PROFILES = new Set(['off', 'none', 'unsandboxed']);
@@ -34,7 +39,7 @@ const NO_SANDBOX_PROFILES = new Set(['off', 'none', 'unsandboxed']);
  * (the policy asks unless a rule allows); scan findings such as credential paths, `curl | sh`, encoded exec
  * or shell rc writes ⇒ `high`. Pure: the scan is passed in.
  */
-export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk {
+export function assessRisk({ skill, scan, sandbox, workspace, profile: resolved }: RiskInput): Risk {
   const requested: RiskFinding[] = [];
   const medium = (rule: string, message: string): void => {
     requested.push({ rule, level: 'medium', message });
@@ -45,6 +50,8 @@ export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk
       'requests-network',
       op.network === undefined ? 'asks for network access' : 'has network access (granted by the operator)',
     );
+  else if (op.network !== 'none' && resolved?.network === 'full')
+    medium('requests-network', `has network access (its sandbox profile ${resolved.name} has the network)`);
   if (skill.requests.workspace === 'write')
     medium(
       'requests-workspace-write',
@@ -56,7 +63,11 @@ export function assessRisk({ skill, scan, sandbox, workspace }: RiskInput): Risk
     // Whatever it reads (a `.env`, keys, private notes) can come back to the model in the result.
     medium('reads-workspace', 'can read every file of the workspace, and its result goes back to the model');
   const profile = skill.requests.sandboxProfile ?? op.profile;
-  if (sandbox === 'off' || (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))) {
+  if (
+    sandbox === 'off' ||
+    resolved?.sandbox === 'off' ||
+    (profile !== undefined && NO_SANDBOX_PROFILES.has(profile))
+  ) {
     medium('runs-without-sandbox', 'runs without a sandbox');
   }
   const findings = [...requested, ...(scan?.findings ?? [])]

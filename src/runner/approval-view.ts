@@ -4,6 +4,7 @@ import type { Config } from '../config/config-schema.js';
 import { hasOperatorGrants, type ApprovalView } from '../gate/index.js';
 import type { PreparedCall } from './prepare-call.js';
 import { sessionFolderPath } from './session-folder.js';
+import { runsUnsandboxed } from './call-profile.js';
 
 /**
  * Where a person sees in full what the form cannot show (secret-named values, values too long for it): the console's
@@ -44,8 +45,9 @@ export function approvalView(
     fullInput: fullInputAt(config, callId),
     inputSummary: call.bound.input,
     sandbox: {
-      profile: requests.sandboxProfile ?? operator.profile ?? config.sandbox.profile,
-      enforced: config.sandbox.mode !== 'off',
+      // The profile, network and confinement the run gets (resolved in `prepareCall`), never only what was asked.
+      profile: call.profile.name,
+      enforced: !runsUnsandboxed(config, call.profile),
       network: call.network,
       readablePaths: reads === undefined ? [] : [reads],
       writablePaths: [

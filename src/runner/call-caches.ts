@@ -14,6 +14,8 @@ export interface CallCaches {
   entryInput: (skill: Skill) => EntryInput;
   /** The scan depends only on file contents: cached per bundle hash. */
   scan: (skill: Skill, bundleSha256: string) => Promise<ScriptScan>;
+  /** Sandbox profiles by name, loaded once (a failed load is tried again next time). */
+  profile: (name: string) => Promise<Profile>;
   /** What running a call needs (the sandbox is created on first need). */
   exec: () => Promise<ExecuteDeps>;
   /** The ends of runs the audit log refused, waiting to be written. */
@@ -47,16 +49,17 @@ export function createCallCaches(
     return s;
   };
 
+  const profile = (name: string): Promise<Profile> => {
+    let p = profiles.get(name);
+    if (p === undefined) {
+      profiles.set(name, (p = deps.sandbox().then((sandbox) => sandbox.loadProfile(name))));
+      p.catch(() => profiles.delete(name));
+    }
+    return p;
+  };
+
   const exec = async (): Promise<ExecuteDeps> => {
     const sandbox = await deps.sandbox();
-    const profile = (name: string) => {
-      let p = profiles.get(name);
-      if (p === undefined) {
-        profiles.set(name, (p = sandbox.loadProfile(name)));
-        p.catch(() => profiles.delete(name));
-      }
-      return p;
-    };
     return {
       config: deps.config,
       sandbox,
@@ -73,5 +76,5 @@ export function createCallCaches(
     };
   };
 
-  return { entryInput, scan, exec, unrecorded };
+  return { entryInput, scan, profile, exec, unrecorded };
 }

@@ -170,7 +170,8 @@ export function createRunner(deps: RunnerDeps): Runner {
   /** Binds a request to the catalog as it is now (skills pinned on first sight). */
   const prepare = (req: CallRequest): Promise<PreparedCall> => {
     pins.observe(deps.catalog().skills);
-    return prepareCall(req, { config, pins, entryInput: caches.entryInput, scan: caches.scan, envs });
+    const { entryInput, scan, profile } = caches;
+    return prepareCall(req, { config, pins, entryInput, scan, envs, profile });
   };
 
   const begin = async (req: CallRequest, ctx: CallContext): Promise<Begin> => {

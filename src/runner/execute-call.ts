@@ -116,11 +116,8 @@ async function planLaunch(
       hint: `${probe.diagnosis.hint ?? 'Run `skills-mcp doctor` for details.'} Nothing was run.`,
     });
   }
-  // The operator's profile for this skill (skill_overrides) in place of the default; the skill may only tighten it.
-  const base = await deps.profile(call.grants.operator.profile ?? deps.config.sandbox.profile);
-  const asked = call.grants.requests.sandboxProfile;
-  const requested = asked === undefined ? undefined : await deps.profile(asked).catch(() => undefined);
-  const profile = sandbox.resolveProfile(base, requested).profile;
+  // The profile resolved when the call was prepared: the one the guard rated and the form showed.
+  const { profile } = call;
   // Small local writes: synchronous (cheaper than thread-pool round trips on the call path).
   mkdirSync(deps.runsDir, { recursive: true, mode: 0o711 });
   const outDir = await sandbox.createOutputDir(deps.runsDir);
@@ -196,9 +193,8 @@ async function planLaunch(
               : { hide: deps.privatePaths, emptyDir: emptyFolder(deps.runsDir) }),
           },
         }),
-    // `network: none` set by the operator holds even when the profile has the network.
-    network:
-      call.network === 'full' ? 'full' : call.grants.operator.network === 'none' ? 'none' : profile.network,
+    // As the form showed it (`callNetwork`): `network: none` set by the operator holds even when the profile has it.
+    network: call.network,
     limits,
     stdin: Buffer.from(inputJson),
     profile: profile.name,

@@ -24,6 +24,8 @@ import { refusePythonStartupHooks } from './python-startup-hooks.js';
 import { requestDigest } from './request-digest.js';
 import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
+import type { Profile } from '../sandbox/profile-schema.js';
+import { callNetwork, callProfile } from './call-profile.js';
 import type { SessionInfo } from './session.js';
 
 /** A gated call as the MCP layer hands it over: already resolved to a skill, input already schema-checked. */
@@ -67,7 +69,10 @@ export interface PreparedCall {
   requestSha256: string;
   risk: Risk;
   policy: PolicyDecision;
+  /** The network the run gets ({@link callNetwork}): what the form shows and the sandbox is given. */
   network: 'none' | 'full';
+  /** The sandbox profile the run gets ({@link callProfile}), resolved before the guard and the form. */
+  profile: Profile;
   /** What the call runs with: the frontmatter's asks with the operator's `skill_overrides` in their place. */
   grants: EffectiveRequests;
   /** The skill's environment, when it declares packages. */
@@ -83,6 +88,8 @@ export interface PrepareDeps {
   entryInput: (skill: Skill) => EntryInput;
   scan: (skill: Skill, bundleSha256: string) => Promise<ScriptScan>;
   envs?: EnvResolver;
+  /** Loads a sandbox profile (cached by the runner). */
+  profile: (name: string) => Promise<Profile>;
 }
 
 /** Steps 1–3 of a gated call (docs/architecture.md): resolve the script, bind content and input, assess risk, apply policy. */
@@ -153,6 +160,8 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   }
   const installPlan = env === undefined || env.ready ? undefined : await deps.envs?.plan(env);
   const grants = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]);
+  const profile = await callProfile(grants, deps.config, deps.profile);
+  const network = callNetwork(grants, profile);
   const bound = bindSkillCall(
     {
       skill: skill.name,
@@ -162,6 +171,10 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
       bundleSha256: bundle.sha256,
       ...(env === undefined ? {} : { envSha256: env.id }),
       operator: grants.operator,
+      profileGrants: {
+        ...(network === 'full' && !grants.requests.network ? { network: 'full' } : {}),
+        ...(profile.sandbox === 'off' ? { sandbox: 'off' } : {}),
+      },
       input: req.input,
       args,
     },
@@ -177,6 +190,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     scan,
     sandbox: deps.config.sandbox.mode,
     workspace: deps.config.workspace !== undefined,
+    profile: { name: profile.name, network: profile.network, sandbox: profile.sandbox },
   });
   const firstFolder = deps.pins.folderOf(skill.name);
   const policy = decide({
@@ -188,7 +202,6 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     ...(req.session.caller === undefined ? {} : { caller: req.session.caller }),
     config: deps.config.approval,
   });
-  const network = grants.requests.network ? 'full' : 'none';
   return {
     req,
     skill,
@@ -205,6 +218,7 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
     risk,
     policy,
     network,
+    profile,
     grants,
     ...(env === undefined ? {} : { env }),
     ...(installPlan === undefined ? {} : { installPlan }),
