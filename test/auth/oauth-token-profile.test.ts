@@ -160,6 +160,27 @@ describe('OAuth access tokens held to RFC 9068: type, issue time, lifetime, key 
     expect(idp.jwksFetches() - before).toBeLessThanOrEqual(2);
   });
 
+  it('does not fetch the key set once a request while the issuer answers it with an error', async () => {
+    const absent: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await idp.publishKey(`absent-${i}`);
+      idp.unpublishKey(`absent-${i}`);
+      absent.push(await sign(claims(), { kid: `absent-${i}` }));
+    }
+    idp.setJwksStatus(503);
+    const before = idp.jwksFetches();
+    // One after the other: concurrent lookups share a fetch anyway; sequential ones must not each start one.
+    for (const token of absent) expect((await send(token)).status).not.toBe(200);
+    expect(idp.jwksFetches() - before).toBeLessThanOrEqual(3);
+    idp.setJwksStatus(200);
+    // Once the issuer answers again, its keys verify again (within the refetch interval).
+    await within(
+      30_000,
+      'the key set fetched again',
+      async () => (await send(await sign(claims()))).status === 200,
+    );
+  });
+
   it("stops verifying a removed key once the key set's Cache-Control max-age (here 1 s, so 5 s) has passed", async () => {
     idp.setJwksCacheControl('public, max-age=1');
     await idp.publishKey('short-lived');
