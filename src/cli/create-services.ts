@@ -144,6 +144,7 @@ export function createServices(
           envsDir,
           bundlesDir,
           consoleDir,
+          ...Object.values(resolveAnchorPaths(config, auditPath)),
           ...(config.sandbox.profiles_dir === undefined ? [] : [config.sandbox.profiles_dir]),
         ],
         privatePaths: [consoleDir],

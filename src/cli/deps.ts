@@ -10,7 +10,13 @@ import { createSandbox } from '../sandbox/create-sandbox.js';
 import { loadCatalog } from '../skills/catalog.js';
 import type { Skill } from '../skills/types.js';
 import { packageRoot, packageVersion } from '../package-root.js';
-import { refusePostgresAudit, resolveAuditPath, writerKeyOf } from './audit-path.js';
+import {
+  refusePostgresAudit,
+  resolveAnchorPaths,
+  resolveAuditPath,
+  resolveRunsDir,
+  writerKeyOf,
+} from './audit-path.js';
 import { HELP } from './help.js';
 import { recordDepsInstall, type DepsInstallRecord } from './record-deps-install.js';
 import type { CliIo, ExitCode } from './io.js';
@@ -47,7 +53,20 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   const auditPath = resolveAuditPath(config, io);
   const envsDir = config.dependencies.dir ?? join(dirname(auditPath), 'envs');
   const log = createLogger(config.log_level ?? 'warn');
-  const envs = createEnvResolver({ config: config.dependencies, envsDir, env: io.env, log });
+  const { file, keyFile } = resolveAnchorPaths(config, auditPath);
+  const envs = createEnvResolver({
+    config: config.dependencies,
+    envsDir,
+    env: io.env,
+    log,
+    protect: [
+      auditPath,
+      file,
+      keyFile,
+      join(dirname(auditPath), 'console'),
+      resolveRunsDir(config, auditPath),
+    ],
+  });
   const picked: Skill[] = [];
   for (const n of names) {
     const s = catalog.get(n);

@@ -66,6 +66,11 @@ export interface EnvResolverOptions {
   /** The server's environment (PATH, PIP_* settings). */
   env: NodeJS.ProcessEnv;
   log: Logger;
+  /**
+   * The server's own files and folders (audit log, anchor key and file, console links): the folder a local index's
+   * links resolve into is never mounted into the install sandbox when it is, lies below or holds one of them.
+   */
+  protect?: readonly string[];
   /** Server identity: a root server owns sealed environments. */
   uid?: number;
   gid?: number;
@@ -109,7 +114,7 @@ export function createEnvResolver(o: EnvResolverOptions): EnvResolver {
   };
   const forbidden = forbiddenMounts({
     ...(o.env.HOME === undefined ? {} : { home: o.env.HOME }),
-    serverPaths: [o.envsDir],
+    serverPaths: [o.envsDir, ...(o.protect ?? [])],
   });
   const pythonOf = (_skill: Skill) => pythonCommand(o.config);
   // The operator's pip settings, as the default interpreter's pip reports them.

@@ -99,7 +99,11 @@ export function parsePipConfigList(text: string): Map<string, string> {
  * land beside the index root, so its parent is mounted too (read-only, after `check`). A find-links HTML file's
  * links resolve from its own folder.
  */
-function linkedTree(key: string, p: string, check: MountCheck | undefined): string | undefined {
+function linkedTree(
+  key: string,
+  p: string,
+  check: MountCheck | undefined,
+): { tree: string; refused?: string } | undefined {
   let dir: boolean;
   try {
     dir = statSync(p).isDirectory();
@@ -108,7 +112,8 @@ function linkedTree(key: string, p: string, check: MountCheck | undefined): stri
   }
   const tree = key === 'find-links' ? (dir ? undefined : dirname(p)) : dir ? dirname(p) : undefined;
   if (tree === undefined || tree === '/' || check === undefined) return undefined;
-  return check(tree) === undefined ? tree : undefined;
+  const refused = check(tree);
+  return refused === undefined ? { tree } : { tree, refused };
 }
 
 /**
@@ -130,9 +135,18 @@ export function pipSettings(config: ReadonlyMap<string, string>, check?: MountCh
         const found = localPath(v);
         const p = found === undefined ? undefined : cleanPath(found);
         if (p !== undefined && existsSync(p)) {
-          const tree = linkedTree(key, p, check);
+          const linked = linkedTree(key, p, check);
+          const tree = linked?.refused === undefined ? linked?.tree : undefined;
           mounts.push(tree ?? p);
-          sources.push(`${key} ${p}${tree === undefined ? '' : ` (links into ${tree}, mounted read-only)`}`);
+          sources.push(
+            `${key} ${p}${
+              linked === undefined
+                ? ''
+                : tree !== undefined
+                  ? ` (links into ${tree}, mounted read-only)`
+                  : ` (links into ${linked.tree}, not mounted: it ${linked.refused})`
+            }`,
+          );
         } else sources.push(`${key} ${p ?? redactUrl(v)}`);
       }
     }

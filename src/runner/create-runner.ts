@@ -67,6 +67,7 @@ export function createRunner(deps: RunnerDeps): Runner {
     config: config.dependencies,
     envsDir: deps.envsDir ?? join(dirname(deps.runsDir), 'envs'),
     env: deps.env,
+    protect: [deps.runsDir, ...(deps.serverPaths ?? []), ...(deps.privatePaths ?? [])],
     log,
   });
   const slots = createRunSlots({

@@ -1,4 +1,5 @@
 import { writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
 import type { JWTPayload } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
@@ -160,6 +161,27 @@ describe('OAuth access tokens held to RFC 9068: type, issue time, lifetime, key 
     expect(idp.jwksFetches() - before).toBeLessThanOrEqual(2);
   });
 
+  it('does not fetch the key set once a request while the issuer answers it with an error', async () => {
+    const absent: string[] = [];
+    for (let i = 0; i < 12; i++) {
+      await idp.publishKey(`absent-${i}`);
+      idp.unpublishKey(`absent-${i}`);
+      absent.push(await sign(claims(), { kid: `absent-${i}` }));
+    }
+    idp.setJwksStatus(503);
+    const before = idp.jwksFetches();
+    // One after the other: concurrent lookups share a fetch anyway; sequential ones must not each start one.
+    for (const token of absent) expect((await send(token)).status).not.toBe(200);
+    expect(idp.jwksFetches() - before).toBeLessThanOrEqual(3);
+    idp.setJwksStatus(200);
+    // Once the issuer answers again, its keys verify again (within the refetch interval).
+    await within(
+      30_000,
+      'the key set fetched again',
+      async () => (await send(await sign(claims()))).status === 200,
+    );
+  });
+
   it("stops verifying a removed key once the key set's Cache-Control max-age (here 1 s, so 5 s) has passed", async () => {
     idp.setJwksCacheControl('public, max-age=1');
     await idp.publishKey('short-lived');
@@ -209,6 +231,45 @@ describe('OAuth access tokens held to RFC 9068: type, issue time, lifetime, key 
     for (const t of tokens) {
       expect(log).not.toContain(t);
       expect(log).not.toContain(t.split('.')[2]!);
+    }
+  });
+});
+
+describe('an issuer whose discovery fails (built binary, a loopback issuer answering 500)', () => {
+  it('does not ask the issuer again for each token while its discovery keeps failing', async () => {
+    let asked = 0;
+    const broken = createServer((_req, res) => {
+      asked++;
+      res.writeHead(500).end();
+    });
+    await new Promise<void>((r) => broken.listen(0, '127.0.0.1', r));
+    const a = broken.address();
+    const issuer = `http://127.0.0.1:${typeof a === 'object' && a !== null ? a.port : 0}`;
+    const idp = await startOidcIssuer([{ id: 'alice', groups: [] }], SCOPES);
+    const fx = gatedFixture('');
+    const port = await freePort();
+    const resource = `http://127.0.0.1:${port}/mcp`;
+    writeFileSync(fx.configFile, `http:\n  oauth:\n    issuer: ${issuer}\n    resource: ${resource}\n`);
+    const server = spawnCli(['--http', '--port', String(port), ...fx.args]);
+    try {
+      const url = await servedUrl(server);
+      const now = Math.floor(Date.now() / 1000);
+      const token = await idp.sign({ iss: issuer, aud: resource, sub: 'alice', iat: now, exp: now + 600 });
+      const statuses: number[] = [];
+      for (let i = 0; i < 10; i++) {
+        const res = await fetch(url, initialize(token));
+        await res.body?.cancel();
+        statuses.push(res.status);
+      }
+      expect(statuses.every((s) => s === 503)).toBe(true);
+      // Two discovery documents tried once, not once per token.
+      expect(asked).toBeLessThanOrEqual(4);
+    } finally {
+      server.proc.kill('SIGTERM');
+      await server.exited;
+      await idp.close();
+      fx.cleanup();
+      await new Promise<void>((r) => broken.close(() => r()));
     }
   });
 });

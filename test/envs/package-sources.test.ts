@@ -126,6 +126,40 @@ describe(
       expect(r.stderr).not.toMatch(/Only binary wheels|allow_source/);
     });
 
+    it('never mounts the folder an index links into when it holds the audit log and its anchor key', () => {
+      // The operator keeps the environments elsewhere and the index beside the server's state: the folder the
+      // index's links resolve into is the state folder, which must stay out of the install sandbox (it has network).
+      const site = join(t.dir, 'site');
+      const siteIndex = simpleIndex(site, [
+        buildWheel(join(t.dir, 'build2'), 'tinypkg', '1.0', 'VALUE = 1\n'),
+      ]);
+      const canary = 'ca11ab1e'.repeat(8);
+      writeFileSync(join(site, 'audit-anchor.key'), `${canary}\n`, { mode: 0o600 });
+      const cfg = join(t.dir, 'envs-elsewhere.yaml');
+      writeFileSync(cfg, `dependencies:\n  dir: ${join(t.dir, 'envs-elsewhere')}\n`);
+      const r = runCli(
+        [
+          'deps',
+          'install',
+          'req-skill',
+          '--skills',
+          skills,
+          '--audit',
+          join(site, 'audit.db'),
+          '--config',
+          cfg,
+        ],
+        { env: pip({ PIP_INDEX_URL: pathToFileURL(siteIndex).href }), timeoutMs: SLOW },
+      );
+      expect({ out: r.stdout, err: r.stderr }).toMatchObject({
+        out: expect.stringContaining(
+          `from index-url ${siteIndex} (links into ${site}, not mounted: it is or holds`,
+        ),
+      });
+      expect(r.stdout).not.toContain('mounted read-only');
+      expect(r.stdout + r.stderr).not.toContain(canary);
+    });
+
     it('names an index that cannot be reached, its URL and the pip setting that names it', () => {
       const url = `http://127.0.0.1:${closedPort}/simple`;
       const r = deps(pip({ PIP_INDEX_URL: url }), 'install', 'net-skill');

@@ -27,6 +27,8 @@ export interface OidcIssuer {
   unpublishKey(kid: string): void;
   /** The `Cache-Control` header the JWKS is served with from now on (none by default). */
   setJwksCacheControl(value: string | undefined): void;
+  /** The status the JWKS endpoint answers with from now on (200, with the keys, by default; else an empty body). */
+  setJwksStatus(status: number): void;
   /** How many times the JWKS has been fetched. */
   jwksFetches(): number;
   close(): Promise<void>;
@@ -51,6 +53,7 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
     [KID, { ...(await exportJWK(publicKey)), kid: KID, alg: 'ES256', use: 'sig' }],
   ]);
   let cacheControl: string | undefined;
+  let jwksStatus = 200;
   let fetches = 0;
   const groups = new Map(people.map((p) => [p.id, p.groups]));
   const provider = new Provider(issuer, {
@@ -91,6 +94,7 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
   server.on('request', (req, res) => {
     if (req.method !== 'GET' || req.url !== '/jwks') return void handle(req, res);
     fetches++;
+    if (jwksStatus !== 200) return void res.writeHead(jwksStatus).end();
     res.writeHead(200, {
       'content-type': 'application/jwk-set+json',
       ...(cacheControl === undefined ? {} : { 'cache-control': cacheControl }),
@@ -141,6 +145,7 @@ export async function startOidcIssuer(people: TestPerson[], scopes: string[]): P
     },
     unpublishKey: (kid) => void published.delete(kid),
     setJwksCacheControl: (value) => void (cacheControl = value),
+    setJwksStatus: (status) => void (jwksStatus = status),
     jwksFetches: () => fetches,
     close: () =>
       new Promise<void>((resolve) => {

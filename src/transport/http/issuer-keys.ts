@@ -34,23 +34,36 @@ export function keySetMaxAge(cacheControl: string | null, o: IssuerKeysOptions):
  * - A fetched set is used at most `maxAgeMs`, or its `Cache-Control` max-age when that is shorter (never below
  *   `minRefetchMs`): a key the issuer removed stops verifying within that bound. When the set is that old and
  *   cannot be fetched, the lookup fails (the caller answers 503), rather than trusting keys it cannot confirm.
+ * - A fetch that failed (an error status, no answer) is not tried again for `minRefetchMs` either.
  */
 export function createIssuerKeys(url: URL, o: IssuerKeysOptions): JWTVerifyGetKey {
   const now = o.now ?? (() => performance.now());
   let fetches = 0;
   let fetchedAt = -Infinity;
+  let failedAt = -Infinity;
   let maxAge = o.maxAgeMs;
   const remote = createRemoteJWKSet(url, {
     timeoutDuration: o.timeoutMs,
     cooldownDuration: o.minRefetchMs,
     cacheMaxAge: o.maxAgeMs,
+    // jose cools down only after a fetch that worked: after one that failed (an error status, no answer) every lookup
+    // would fetch again, so a stream of tokens with unknown key ids would be a stream of fetches. Not here: no fetch
+    // for `minRefetchMs` after a failed one; the lookup fails meanwhile (the caller answers 503).
     [customFetch]: async (href: string, init: RequestInit) => {
+      if (now() - failedAt < o.minRefetchMs)
+        throw new Error('the issuer key set could not be fetched a moment ago: not asked again yet');
       fetches++;
-      const res = await o.fetch(href, init);
+      let res: Response;
+      try {
+        res = await o.fetch(href, init);
+      } catch (err) {
+        failedAt = now();
+        throw err;
+      }
       if (res.status === 200) {
         fetchedAt = now();
         maxAge = keySetMaxAge(res.headers.get('cache-control'), o);
-      }
+      } else failedAt = now();
       return res;
     },
   });

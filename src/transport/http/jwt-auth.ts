@@ -141,6 +141,7 @@ function createJwtVerifier(oauth: OAuthConfig, log: Logger): OAuthTokenVerifier 
       });
     })().catch((err: unknown) => {
       keys = undefined;
+      failedAt = performance.now(); // a discovery that failed (an error status too) is not repeated per token
       throw err;
     }));
   return {
