@@ -8,7 +8,8 @@ describe('approval console: waiting, retries and timeouts (stdio, built binary)'
   const startServer = consoleServers();
 
   it('lets a retry made before the decision wait for it, and runs the one call that asked', async () => {
-    const s = await startServer({ config: consoleConfig({ waitMs: 1000 }) });
+    // The retry waits this long for the decision the test posts meanwhile: room for a busy machine's page load.
+    const s = await startServer({ config: consoleConfig({ waitMs: 5000 }) });
     const first = await s.call({ text: 'again' }).result;
     expect(first._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
     const retry = s.call({ text: 'again' });
