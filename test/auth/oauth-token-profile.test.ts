@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { JWTPayload } from 'jose';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
@@ -28,11 +28,13 @@ const initialize = (token: string) => ({
 /** Polls `check` until it is true or `ms` have passed; resolves with the time it took, or throws. */
 async function within(ms: number, what: string, check: () => Promise<boolean>): Promise<number> {
   const started = performance.now();
-  for (;;) {
-    if (await check()) return performance.now() - started;
-    if (performance.now() - started > ms) throw new Error(`${what}: not within ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await vi.waitFor(
+    async () => {
+      if (!(await check())) throw new Error(`${what}: not within ${ms} ms`);
+    },
+    { timeout: ms, interval: 100 },
+  );
+  return performance.now() - started;
 }
 
 describe('OAuth access tokens held to RFC 9068: type, issue time, lifetime, key rotation (built binary, real issuer)', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { startTeam, textOf, tool, type Team } from './helpers/team.js';
 
@@ -41,11 +41,13 @@ describe('two replicas serving one token in the 2026-07-28 era (PostgreSQL log)'
     a.s.proc.kill('SIGKILL');
     await a.s.exited;
     // B's sweep finds A's lease expired and closes A's session.
-    const end = Date.now() + 20_000;
-    while (!ev.some((e) => e.type === 'session_ended' && e.session_id === ofA[0]) && Date.now() < end) {
-      await new Promise((r) => setTimeout(r, 100));
-      ev = await team.events();
-    }
+    await vi.waitFor(
+      async () => {
+        ev = await team.events();
+        expect(ev.some((e) => e.type === 'session_ended' && e.session_id === ofA[0])).toBe(true);
+      },
+      { timeout: 20_000, interval: 100 },
+    );
     expect(ev.find((e) => e.type === 'session_ended' && e.session_id === ofA[0])?.payload).toMatchObject({
       reason: 'server_restart',
     });
