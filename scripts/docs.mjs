@@ -1,5 +1,5 @@
-// Generates the README's reference sections from the code (config schema, frontmatter schema, CLI help) and,
-// with --check, fails when the README has drifted from them. Run after `npm run build`.
+// Generates the reference sections of the docs from the code (config schema, frontmatter schema, CLI help) and,
+// with --check, fails when a doc has drifted from them. Run after `npm run build`.
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as z from 'zod';
 
@@ -51,31 +51,39 @@ const sections = {
   cli: Object.entries(HELP)
     .map(
       ([name, text]) =>
-        `${name === 'main' ? '' : `#### \`skills-mcp ${name}\`\n\n`}\`\`\`text\n${text}\n\`\`\``,
+        `${name === 'main' ? '' : `## \`skills-mcp ${name}\`\n\n`}\`\`\`text\n${text}\n\`\`\``,
     )
     .join('\n\n'),
 };
 
-const file = new URL('README.md', root);
-const readme = readFileSync(file, 'utf8');
-let next = readme;
-for (const [name, body] of Object.entries(sections)) {
-  const re = new RegExp(`(<!-- generated:${name} -->)[\\s\\S]*?(<!-- /generated:${name} -->)`);
-  if (!re.test(next)) {
-    console.error(`README.md lacks the markers <!-- generated:${name} --> … <!-- /generated:${name} -->`);
-    process.exit(1);
+// Where each generated section lives, between <!-- generated:NAME --> and <!-- /generated:NAME -->.
+const FILES = { config: 'docs/configuration.md', frontmatter: 'docs/writing-skills.md', cli: 'docs/cli.md' };
+
+const check = process.argv.includes('--check');
+const byFile = new Map();
+for (const [name, path] of Object.entries(FILES)) byFile.set(path, [...(byFile.get(path) ?? []), name]);
+let stale = 0;
+for (const [path, names] of byFile) {
+  const file = new URL(path, root);
+  const text = readFileSync(file, 'utf8');
+  let next = text;
+  for (const name of names) {
+    const re = new RegExp(`(<!-- generated:${name} -->)[\\s\\S]*?(<!-- /generated:${name} -->)`);
+    if (!re.test(next)) {
+      console.error(`${path} lacks the markers <!-- generated:${name} --> … <!-- /generated:${name} -->`);
+      process.exit(1);
+    }
+    next = next.replace(re, (_m, a, b) => `${a}\n${sections[name]}\n${b}`);
   }
-  next = next.replace(re, (_m, a, b) => `${a}\n${body}\n${b}`);
-}
-if (process.argv.includes('--check')) {
-  if (next !== readme) {
+  if (next === text) continue;
+  stale++;
+  if (check) {
     console.error(
-      'README.md is out of date with the code: run `npm run build && node scripts/docs.mjs` and commit.',
+      `${path} is out of date with the code: run \`npm run build && node scripts/docs.mjs\` and commit.`,
     );
-    process.exit(1);
-  }
-  console.log('README reference sections match the code');
-} else {
-  writeFileSync(file, next);
-  console.log('README reference sections regenerated');
+  } else writeFileSync(file, next);
 }
+if (check && stale > 0) process.exit(1);
+console.log(
+  check ? 'generated doc sections match the code' : `generated doc sections regenerated (${stale} changed)`,
+);

@@ -79,8 +79,8 @@ describe('OAuth configuration', () => {
     expect(withEnv.stderr).toContain('http.oauth: use either a bearer token or oauth, not both');
   });
 
-  it('accepts the sign-in configuration of the README as written', () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  it('accepts the sign-in configuration of docs/http.md as written', () => {
+    const readme = readFileSync(join(repoRoot, 'docs', 'http.md'), 'utf8');
     const block = /```yaml\n(# skills-mcp\.yaml\nhttp:\n {2}oauth:\n[\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toContain('caller: { groups: [ops] }');
     const config = join(dir(), 'skills-mcp.yaml');

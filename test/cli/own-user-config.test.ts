@@ -7,7 +7,7 @@ import { gatedFixture } from '../helpers/gated-fixture.js';
 import { runCli } from '../helpers/run-cli.js';
 import { builtCli } from '../helpers/temp-dir.js';
 
-/** The README's own-user setup, minus `sudo`: the service's config file, and a hostile one where it starts. */
+/** The own-user setup of docs/security.md, minus `sudo`: the service's config file, and a hostile one where it starts. */
 describe('serving from a config file of its own (the own-user setup)', () => {
   let fx: ReturnType<typeof gatedFixture> | undefined;
   let client: Client | undefined;

@@ -126,8 +126,8 @@ describe('skills-mcp deps (built binary, real bubblewrap, packages built by the 
     expect(r.stdout).toMatch(/package-style: installed tinypkg==1\.0 in \d+ ms/);
   });
 
-  it('accepts the dependencies section of the README as written', () => {
-    const readme = readFileSync(join(repoRoot, 'README.md'), 'utf8');
+  it('accepts the dependencies section of docs/writing-skills.md as written', () => {
+    const readme = readFileSync(join(repoRoot, 'docs', 'writing-skills.md'), 'utf8');
     const block = /```yaml\n(dependencies:\n[\s\S]*?)```/.exec(readme)?.[1];
     expect(block).toContain('max_size_mib');
     const cfg = join(t.dir, 'readme.yaml');

@@ -6,7 +6,7 @@ import { gatedServers } from '../helpers/gated-server.js';
 import { textOf } from '../helpers/text-of.js';
 
 const FIXTURE = join(import.meta.dirname, '..', 'fixtures', 'real-skills', 'docx-roundtrip');
-const README = join(import.meta.dirname, '..', '..', 'README.md');
+const DOC = join(import.meta.dirname, '..', '..', 'docs', 'writing-skills.md');
 
 /** A minimal Word document: the three parts Word needs, one paragraph of text. */
 const MAKE_DOCX = `import sys, zipfile
@@ -17,19 +17,19 @@ with zipfile.ZipFile(sys.argv[1], "w") as z:
     z.writestr("word/document.xml", f'<?xml version="1.0"?><w:document xmlns:w="{W}"><w:body><w:p><w:r><w:t>Draft for review: the Q3 numbers.</w:t></w:r></w:p></w:body></w:document>')
 `;
 
-/** The README's walk-through section, from its heading to the next heading of the same level. */
+/** The walk-through section of docs/writing-skills.md, from its heading to the next heading of its level or above. */
 function walkThrough(): string {
-  const text = readFileSync(README, 'utf8');
-  const start = text.indexOf('#### Walk-through: edit a .docx in three calls');
-  expect(start, 'README has the walk-through section').toBeGreaterThan(-1);
-  const end = text.indexOf('\n#### ', start + 1);
-  return text.slice(start, end === -1 ? undefined : end);
+  const text = readFileSync(DOC, 'utf8');
+  const start = text.indexOf('### Walk-through: edit a .docx in three calls');
+  expect(start, 'docs/writing-skills.md has the walk-through section').toBeGreaterThan(-1);
+  const end = text.slice(start + 1).search(/\n#{1,3} /);
+  return text.slice(start, end === -1 ? undefined : start + 1 + end);
 }
 
-describe('the README walk-through: unpack, edit, pack a .docx (built binary, real sandbox, real client)', () => {
+describe('the docs walk-through: unpack, edit, pack a .docx (built binary, real sandbox, real client)', () => {
   const start = gatedServers();
 
-  it('runs as written, and the README quotes what the client received', async () => {
+  it('runs as written, and the doc quotes what the client received', async () => {
     const { fx, c } = await start('approval:\n  mode: ask\n', {
       era: 'legacy',
       setup: (f) => {
@@ -85,7 +85,7 @@ describe('the README walk-through: unpack, edit, pack a .docx (built binary, rea
       expect(form).toContain(join(fx.dir, 'docs'));
     }
 
-    // The README quotes these lines as the client saw them.
+    // The doc quotes these lines as the client saw them.
     const section = walkThrough();
     for (const line of [
       'unpacked 3 parts of report.docx into the session folder',
