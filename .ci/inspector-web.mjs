@@ -292,7 +292,7 @@ async function exercise(page, origin, entry) {
   let form = await execute(page);
   const message = await form.innerText();
   for (const expected of [
-    'Allow skill "csv-stats" to run a script?',
+    'Allow skill "csv-stats" to run scripts/main.py?',
     'scripts/main.py',
     /bundle [0-9a-f]{12}/,
     /Input: 2 keys, \d+ bytes \(sha256 [0-9a-f]{12}\)/,

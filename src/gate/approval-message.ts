@@ -57,10 +57,10 @@ export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displ
   const { risk } = shown;
   const paths = (list: readonly string[]) => list.map((p) => escapeForDisplay(p)).join(', ');
   const readable = view.sandbox.readablePaths ?? [];
-  // The decisive facts come first, so a client that shortens long messages still shows them.
+  // The decisive facts come first, so a client that shortens long messages still shows them: Claude Code shows
+  // the first three lines of a form's message only (skill and script, sandbox, risk).
   const lines = [
-    `Allow skill "${escapeForDisplay(view.skill)}" to run a script?`,
-    '',
+    `Allow skill "${escapeForDisplay(view.skill)}" to run ${escapeForDisplay(view.script)}?`,
     `${pad('Sandbox')}${view.sandbox.enforced ? `profile ${view.sandbox.profile}` : 'OFF (not sandboxed)'}, network ${view.sandbox.network}`,
     `${pad('Risk')}${risk.level.toUpperCase()}${risk.level === 'low' ? '' : ` (${risk.code})`}`,
     ...risk.findings.slice(0, MAX_FINDINGS).map((f) => `  - ${escapeForDisplay(describeFinding(f))}`),

@@ -31,3 +31,12 @@ describe('a crowded approval message', () => {
     expect(message.length).toBeLessThan(9000);
   });
 });
+
+describe('the first lines of an approval message', () => {
+  it('name the skill, the script, the sandbox and the risk, all that a host cutting the message to three lines shows', () => {
+    const [first, second, third] = approvalMessage(view([])).split('\n');
+    expect(first).toBe('Allow skill "echo" to run scripts/main.py?');
+    expect(second).toMatch(/^Sandbox: +profile default, network none$/);
+    expect(third).toMatch(/^Risk: +LOW$/);
+  });
+});
