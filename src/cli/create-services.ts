@@ -1,5 +1,6 @@
 import { dirname, join } from 'node:path';
 import type { CallLog } from '../audit/call-log.js';
+import type { RecordCounts } from '../audit/postgres/create-record-queue.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
@@ -34,6 +35,8 @@ export interface Services {
   audit: () => Promise<CallLog>;
   /** The sandbox, created on first use. */
   sandbox: () => Promise<Sandbox>;
+  /** With a PostgreSQL log: what its queue of read-only records did (shed, failed, …) since start. */
+  recordCounts: () => RecordCounts | undefined;
   /** Ends the runner, disposes the sandbox and closes the audit log (only what was opened). */
   close(): Promise<void>;
 }
@@ -77,6 +80,7 @@ export function createServices(
     : keepBundlesPruned(bundlesDir, auditPath, config.runs.bundle_retention_days, log);
   let audit: Promise<CallLog> | undefined;
   let closeAudit: (() => Promise<void>) | undefined;
+  let recordCounts: (() => RecordCounts) | undefined;
   let sandbox: Promise<Sandbox> | undefined;
   // The SQLite log is written by a worker thread: its commits never hold up the answers.
   const openSqlite = () =>
@@ -103,9 +107,11 @@ export function createServices(
         env: io.env,
         log,
         lease: { heartbeatMs, leaseMs },
+        maxQueuedRecords: config.audit_records.max_queued,
         ...(sharing === undefined ? {} : { viewKey: sharing.viewKey }),
       });
       closeAudit = () => store.close();
+      recordCounts = () => store.recordCounts();
       void store.verifyInBackground();
       // A replica that serves no call yet still renews its lease and closes the sessions of dead peers.
       store.holdLease();
@@ -160,6 +166,7 @@ export function createServices(
     auditPath,
     audit: openAudit,
     sandbox: openSandbox,
+    recordCounts: () => recordCounts?.(),
     async close() {
       stopPruning();
       stopPruningBundles();

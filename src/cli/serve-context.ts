@@ -1,3 +1,4 @@
+import type { RecordCounts } from '../audit/postgres/create-record-queue.js';
 import type { Config } from '../config/config-schema.js';
 import type { Logger } from '../log.js';
 import type { SkillsServer } from '../mcp/create-server.js';
@@ -17,6 +18,8 @@ export interface ServeContext {
   version: string;
   /** The gated-call pipeline: end a session's audit record when its connection ends. */
   runner: Runner;
+  /** With a PostgreSQL log: what its queue of read-only records did (for `/healthz`). */
+  recordCounts?: () => RecordCounts | undefined;
   /** SIGINT/SIGTERM, listened for since before start-up: the transport sets what a signal does. */
   signals: StopSignals;
   /** Called by the transport once it serves: work kept off the first answers' path starts then. */

@@ -67,6 +67,7 @@ export async function runHttp(ctx: ServeContext): Promise<ExitCode> {
         healthDetails: config.http.health_details,
       },
       onSessionEnd: (session, reason) => ctx.runner.endSession(session, reason),
+      ...(ctx.recordCounts === undefined ? {} : { auditRecords: ctx.recordCounts }),
     });
     const auth = config.http.oauth !== undefined ? 'oauth' : token === undefined ? 'none' : 'bearer';
     log.info({ url: serving.url, auth }, 'serving Streamable HTTP');

@@ -287,6 +287,7 @@ async function serve(
     catalog: () => catalog,
     version,
     runner: services.runner,
+    recordCounts: services.recordCounts,
     signals,
     // The rest of the start's check, and hot reload's watches, once the transport serves: off the first answers' path.
     serving: () => {

@@ -95,6 +95,20 @@ export const ConfigSchema = z.strictObject({
       path: ['lease_ms'],
     })
     .describe('Replica leases of a PostgreSQL audit log (see docs/serving-a-team.md).'),
+  audit_records: z
+    .strictObject({
+      max_queued: z
+        .number()
+        .int()
+        .min(1)
+        .default(10_000)
+        .describe(
+          'Read-only call records that may wait for a PostgreSQL audit log before new ones are shed (not recorded, ' +
+            'counted in /healthz and the warn log), so that they never hold up a gated call.',
+        ),
+    })
+    .prefault({})
+    .describe('Read-only call records of a PostgreSQL audit log.'),
   log_level: z
     .enum(LOG_LEVELS)
     .optional()
@@ -365,7 +379,7 @@ export const ConfigSchema = z.strictObject({
         .boolean()
         .default(false)
         .describe(
-          '/healthz shows session and in-flight counts without a token (with a token configured, only to callers presenting it).',
+          '/healthz shows session and in-flight counts (and, with a PostgreSQL log, the read-only records shed or lost) without a token (with a token configured, only to callers presenting it).',
         ),
     })
     .refine((h) => h.token_file === undefined || h.oauth === undefined, {

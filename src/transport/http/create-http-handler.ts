@@ -10,6 +10,10 @@ import type { ProtectedResource } from './protected-resource.js';
 import { replyJson, replyJsonRpcError } from './reply.js';
 import { createThrottledWarn } from './throttled-warn.js';
 
+/** What an audit log's queue of read-only records did since start; undefined while there is none. */
+export type AuditRecordCounts = () =>
+  { queued: number; written: number; shed: number; failed: number } | undefined;
+
 export interface HttpHandlerDeps {
   endpoint: McpEndpoint;
   sessions: LegacySessions;
@@ -28,6 +32,8 @@ export interface HttpHandlerDeps {
   connections?: Pick<ConnectionBudget, 'trust'>;
   /** Whether `/healthz` shows counts to a caller without a token when no token is configured. */
   healthDetails?: boolean;
+  /** Shown with the counts: read-only records waiting, written, shed and failed (a PostgreSQL log). */
+  auditRecords?: AuditRecordCounts;
   log: Logger;
 }
 
@@ -82,11 +88,15 @@ export function createHttpHandler(
       deps.authenticate === undefined
         ? deps.healthDetails === true
         : req.headers.authorization !== undefined && (await deps.authenticate(req.headers.authorization)).ok;
-    replyJson(
-      res,
-      200,
-      details ? { status: 'ok', sessions: sessions.count(), inFlight: limiter.inFlight() } : { status: 'ok' },
-    );
+    if (!details) return replyJson(res, 200, { status: 'ok' });
+    // Read-only calls answered but not recorded (shed while the database was behind, or lost with it) are said.
+    const records = deps.auditRecords?.();
+    replyJson(res, 200, {
+      status: 'ok',
+      sessions: sessions.count(),
+      inFlight: limiter.inFlight(),
+      ...(records === undefined ? {} : { auditRecords: records }),
+    });
   };
 
   const hasLiveSession = (req: IncomingMessage, principal: string | undefined) => {

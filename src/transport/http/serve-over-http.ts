@@ -8,7 +8,7 @@ import type { SessionInfo } from '../../runner/session.js';
 import { createStaticTokenAuth, type Authenticate } from './bearer-auth.js';
 import { createConcurrencyLimiter } from './concurrency-limiter.js';
 import { createConnectionBudget } from './connection-budget.js';
-import { createHttpHandler } from './create-http-handler.js';
+import { createHttpHandler, type AuditRecordCounts } from './create-http-handler.js';
 import { DEFAULT_HTTP_LIMITS, type HttpLimits } from './http-limits.js';
 import type { SessionEndListener, SessionEndReason } from './http-session.js';
 import { isLoopbackHost } from './is-loopback-host.js';
@@ -38,6 +38,8 @@ export interface HttpServeOptions {
   now?: () => number;
   /** Told when a session ends, e.g. to close it in the audit log (`runner.endSession`). */
   onSessionEnd?: SessionEndListener;
+  /** What the audit log's queue of read-only records did (a PostgreSQL log): shown by `/healthz`. */
+  auditRecords?: AuditRecordCounts;
 }
 
 export interface HttpServing {
@@ -156,6 +158,7 @@ export async function serveOverHttp(opts: HttpServeOptions): Promise<HttpServing
     stopping: () => stopping,
     connections: budget,
     healthDetails: limits.healthDetails,
+    ...(opts.auditRecords === undefined ? {} : { auditRecords: opts.auditRecords }),
     log,
   });
   server.on('request', handler);
