@@ -1,4 +1,6 @@
 import { CLIENTS } from './client-snippet.js';
+import { RUN_OPTIONS, SERVE_OPTIONS } from './command-options.js';
+import { optionsHelp } from './option-table.js';
 
 /** Help texts of `skills-mcp audit` and its subcommands. */
 export const AUDIT_HELP = {
@@ -56,7 +58,10 @@ and last {"record":"export_summary","events":N,"chain":"ok"|"broken"}. A broken 
 exits 1 after the export, unless --allow-broken (exit 0, still warned).`,
 } as const;
 
-/** Help texts. The README's CLI reference is generated from these (`npm run check` fails on drift). */
+/**
+ * Help texts. Option lists come from the tables the parser reads (command-options.ts); docs/cli.md is generated from
+ * these (`npm run check` fails on drift).
+ */
 export const HELP: Record<string, string> = {
   main: `skills-mcp — serve folders of Agent Skills (SKILL.md + scripts) over MCP
 
@@ -86,25 +91,7 @@ With --http, serves Streamable HTTP at http://HOST:PORT/mcp instead (both eras; 
 managers) until SIGINT/SIGTERM; a second signal stops without waiting for running calls.
 
 Options:
-  --skills DIR          skills folder; repeatable; a name claimed twice serves neither folder
-  --config FILE         config file (default: ./skills-mcp.yaml when present)
-  --tools MODE          per-skill | compact | auto (default auto: per-skill up to 30 skills)
-  --workspace DIR       a folder skills may read at the same path inside the sandbox
-  --audit PATH          audit database (default $XDG_STATE_HOME/skills-mcp/audit.db)
-  --no-elicitation      never ask approvals through the client; use the configured fallback
-  --approval-console    ask approvals on a local web page (127.0.0.1, secret URL) when the client cannot
-                        show them (or with --no-elicitation); the page also lists recent calls
-  --no-watch            do not reload skills when their files change
-  --log-level LEVEL     trace | debug | info | warn | error | fatal | silent (default warn over stdio, info
-                        over HTTP)
-  --http                serve Streamable HTTP instead of stdio
-  --host ADDR           HTTP bind address (default 127.0.0.1); any other than loopback requires a token or OAuth
-  --port N              HTTP port (default 3333; 0 picks a free one, printed on stderr)
-  --token-file FILE     file holding the bearer token HTTP clients must send (or SKILLS_MCP_TOKEN)
-  --state-key-file FILE secret (hex, >= 32 bytes, mode 600/640) replicas share to sign approval round trips
-  --oauth-issuer URL    sign-in instead of a token: accept JWT access tokens of this issuer (http.oauth)…
-  --oauth-resource URL  …issued for this server's MCP endpoint URL (their audience), e.g. https://host/mcp
-  --max-message-bytes N largest message read over stdio (default 16777216, 16 MiB)
+${optionsHelp(SERVE_OPTIONS)}
 
 Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TOOLS, SKILLS_MCP_WORKSPACE,
 SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
@@ -145,15 +132,14 @@ on stderr where it goes.
   --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path
   --http URL            connect to a running "skills-mcp --http" at URL (e.g. http://127.0.0.1:3333/mcp);
                         the snippet carries an Authorization header to fill in with the server's token`,
-  run: `Usage: skills-mcp run <skill> [script] --input JSON|@file [--skills DIR…] [--config FILE] [-- args…]
+  run: `Usage: skills-mcp run <skill> [script] --input JSON|@file [options] [-- args…]
 
 Runs a skill's entry point (or one of its scripts) through the same pipeline as the server: policy, approval,
 sandbox, audit. Approval is asked on the terminal (stderr + one line of stdin); without a terminal the configured
 fallback applies. Prints the result on stdout and the call id on stderr. Exit 0 when the run succeeded, 1 otherwise.
 
-  --input JSON|@file    the input (default {}); @file reads it from a file
-  --skills DIR          skills folder (default: the config's skills, else ./skills)
-  --audit PATH          audit database
+Options:
+${optionsHelp(RUN_OPTIONS)}
   -- args…              arguments passed to the script (run_skill_script)`,
   deps: `Usage: skills-mcp deps <list|install|prune> [skill…] [--skills DIR…] [--config FILE] [--audit PATH] [--json]
 

@@ -3,6 +3,8 @@ import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline/promises';
 import { parseArgs } from 'node:util';
+import { RUN_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 import type { ConfigInput } from '../config/config-schema.js';
 import { escapeForDisplay } from '../escape-for-display.js';
 import { isSkillsError } from '../errors.js';
@@ -79,15 +81,7 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
   const extra = dash === -1 ? [] : args.slice(dash + 1);
   const { values, positionals } = parseArgs({
     args: dash === -1 ? args : args.slice(0, dash),
-    options: {
-      skills: { type: 'string', multiple: true },
-      config: { type: 'string' },
-      input: { type: 'string' },
-      audit: { type: 'string' },
-      workspace: { type: 'string' },
-      'log-level': { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(RUN_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -29,30 +29,13 @@ import { resolveLocalBase } from './audit-path.js';
 import { packageBuild, packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
 import { CLIENTS } from './client-snippet.js';
+import { SERVE_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
-export const SERVE_OPTIONS = {
-  skills: { type: 'string', multiple: true },
-  config: { type: 'string' },
-  tools: { type: 'string' },
-  workspace: { type: 'string' },
-  audit: { type: 'string' },
-  'no-elicitation': { type: 'boolean' },
-  'approval-console': { type: 'boolean' },
-  'no-watch': { type: 'boolean' },
-  'log-level': { type: 'string' },
-  http: { type: 'boolean' },
-  host: { type: 'string' },
-  port: { type: 'string' },
-  'token-file': { type: 'string' },
-  'state-key-file': { type: 'string' },
-  'oauth-issuer': { type: 'string' },
-  'oauth-resource': { type: 'string' },
-  'max-message-bytes': { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
+const SERVE_PARSE = parseOptions(SERVE_OPTIONS);
 
 export async function runServe(args: string[], io: CliIo, stdin: NodeJS.ReadableStream): Promise<ExitCode> {
-  const { values } = parseArgs({ args, options: SERVE_OPTIONS, allowPositionals: false, strict: true });
+  const { values } = parseArgs({ args, options: SERVE_PARSE, allowPositionals: false, strict: true });
   if (values.help) {
     io.err(`${HELP.serve}\n`);
     return 0;
@@ -66,7 +49,7 @@ export async function runServe(args: string[], io: CliIo, stdin: NodeJS.Readable
 }
 
 async function serve(
-  values: ReturnType<typeof parseArgs<{ options: typeof SERVE_OPTIONS }>>['values'],
+  values: ReturnType<typeof parseArgs<{ options: typeof SERVE_PARSE }>>['values'],
   io: CliIo,
   stdin: NodeJS.ReadableStream,
   signals: StopSignals,
