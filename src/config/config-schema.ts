@@ -3,6 +3,7 @@ import { ApprovalConfigSchema } from './approval-schema.js';
 import { DependenciesConfigSchema } from './dependencies-schema.js';
 import { OAuthConfigSchema } from './oauth-schema.js';
 import { SkillOverridesSchema } from './skill-overrides-schema.js';
+import { AuditLeaseSchema, AuditRecordsSchema } from './team-audit-schema.js';
 
 export const TOOL_MODES = ['per-skill', 'compact', 'auto'] as const;
 export const LOG_LEVELS = ['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent'] as const;
@@ -71,44 +72,8 @@ export const ConfigSchema = z.strictObject({
     })
     .prefault({})
     .describe('Signed audit chain heads kept outside the database (see Audit log).'),
-  audit_lease: z
-    .strictObject({
-      heartbeat_ms: z
-        .number()
-        .int()
-        .min(50)
-        .default(10_000)
-        .describe('How often a server writing a PostgreSQL audit log renews its lease.'),
-      lease_ms: z
-        .number()
-        .int()
-        .min(200)
-        .default(30_000)
-        .describe(
-          'How long a lease lasts without renewal: then a peer (or the server itself, restarted) marks that ' +
-            "server's open calls interrupted and denies its pending approvals. At least twice heartbeat_ms.",
-        ),
-    })
-    .prefault({})
-    .refine((l) => l.lease_ms >= 2 * l.heartbeat_ms, {
-      message: 'lease_ms must be at least twice heartbeat_ms',
-      path: ['lease_ms'],
-    })
-    .describe('Replica leases of a PostgreSQL audit log (see docs/serving-a-team.md).'),
-  audit_records: z
-    .strictObject({
-      max_queued: z
-        .number()
-        .int()
-        .min(1)
-        .default(10_000)
-        .describe(
-          'Read-only call records that may wait for a PostgreSQL audit log before new ones are shed (not recorded, ' +
-            'counted in /healthz and the warn log), so that they never hold up a gated call.',
-        ),
-    })
-    .prefault({})
-    .describe('Read-only call records of a PostgreSQL audit log.'),
+  audit_lease: AuditLeaseSchema,
+  audit_records: AuditRecordsSchema,
   log_level: z
     .enum(LOG_LEVELS)
     .optional()
