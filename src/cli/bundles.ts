@@ -3,6 +3,8 @@ import { referencedBundles } from '../audit/referenced-bundles.js';
 import { pruneBundles } from '../skills/prune-bundles.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
+import { BUNDLES_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -28,11 +30,7 @@ export async function runBundles(
   }
   const { values, positionals } = parseArgs({
     args: rest,
-    options: {
-      'unused-for': { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(BUNDLES_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -6,6 +6,8 @@ import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
 import { packageRoot } from '../package-root.js';
 import { CLIENTS, CODEX_TOKEN_VAR, localSnippet, remoteSnippet, type Client } from './client-snippet.js';
+import { CONFIG_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 const WHERE: Record<Client, string> = {
   'claude-desktop':
@@ -27,14 +29,7 @@ const WHERE: Record<Client, string> = {
 export function runClientConfig(args: string[], io: CliIo): ExitCode {
   const { values, positionals } = parseArgs({
     args,
-    options: {
-      skills: { type: 'string', multiple: true },
-      config: { type: 'string' },
-      name: { type: 'string' },
-      npx: { type: 'boolean' },
-      http: { type: 'string' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(CONFIG_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -130,3 +130,111 @@ export const RUN_OPTIONS = {
   },
   help: { type: 'boolean', short: 'h', description: 'show this help' },
 } as const satisfies OptionTable;
+
+const AUDIT_PATH = {
+  type: 'string',
+  value: 'PATH',
+  description: 'audit database (its folder holds the state this command reads)',
+  default: '$XDG_STATE_HOME/skills-mcp/audit.db',
+} as const;
+const CONFIG_FILE = {
+  type: 'string',
+  value: 'FILE',
+  description: 'config file',
+  default: './skills-mcp.yaml when present',
+} as const;
+const DRY_RUN = { type: 'boolean', description: 'only count what would be removed' } as const;
+const HELP_FLAG = { type: 'boolean', short: 'h', description: 'show this help' } as const;
+
+/** `skills-mcp runs prune`. */
+export const RUNS_OPTIONS = {
+  'older-than': {
+    type: 'string',
+    value: 'DAYS',
+    description: 'remove call folders last changed more than DAYS ago',
+    default: 'runs.retention_days, 7',
+  },
+  'dry-run': DRY_RUN,
+  audit: AUDIT_PATH,
+  config: CONFIG_FILE,
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp bundles prune`. */
+export const BUNDLES_OPTIONS = {
+  'unused-for': {
+    type: 'string',
+    value: 'DAYS',
+    description: 'remove copies no run used for DAYS days',
+    default: 'runs.bundle_retention_days, 14',
+  },
+  'dry-run': DRY_RUN,
+  audit: AUDIT_PATH,
+  config: CONFIG_FILE,
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp deps list|install|prune`. */
+export const DEPS_OPTIONS = {
+  skills: {
+    type: 'string',
+    multiple: true,
+    value: 'DIR',
+    description: 'skills folder; repeatable',
+    default: "the config's skills, else ./skills",
+  },
+  config: CONFIG_FILE,
+  audit: { ...AUDIT_PATH, description: 'audit database the installs are recorded in (the server’s)' },
+  json: { type: 'boolean', description: 'list as JSON' },
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp config <client>`. */
+export const CONFIG_OPTIONS = {
+  skills: {
+    type: 'string',
+    multiple: true,
+    value: 'DIR',
+    description: 'skills folder(s) to serve',
+    default: "the config's skills, else ./skills",
+  },
+  config: CONFIG_FILE,
+  name: { type: 'string', value: 'NAME', description: 'server name in the client', default: 'skills' },
+  npx: {
+    type: 'boolean',
+    description: 'launch with "npx -y skills-mcp" instead of this installation\'s node + cli path',
+  },
+  http: {
+    type: 'string',
+    value: 'URL',
+    description:
+      'connect to a running "skills-mcp --http" at URL (e.g. http://127.0.0.1:3333/mcp); the snippet carries an ' +
+      "Authorization header to fill in with the server's token",
+  },
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp lint DIR…`. */
+export const LINT_OPTIONS = {
+  json: { type: 'boolean', description: 'print the findings as JSON' },
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp doctor`. */
+export const DOCTOR_OPTIONS = {
+  json: { type: 'boolean', description: 'print one JSON object instead of text' },
+  profiles: {
+    type: 'string',
+    value: 'DIR',
+    description: 'sandbox profiles folder',
+    default: 'the one shipped with skills-mcp',
+  },
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
+/** `skills-mcp console`. */
+export const CONSOLE_OPTIONS = {
+  audit: { ...AUDIT_PATH, description: 'the audit database of the server whose link to print' },
+  config: CONFIG_FILE,
+  help: HELP_FLAG,
+} as const satisfies OptionTable;

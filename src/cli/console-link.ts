@@ -1,7 +1,10 @@
 import { dirname } from 'node:path';
 import { isOwnerAlive } from '../audit/is-owner-alive.js';
 import { readConsoleLinks } from '../console/console-link-file.js';
+import { parseArgs } from 'node:util';
+import { CONSOLE_OPTIONS } from './command-options.js';
 import { HELP } from './help.js';
+import { parseOptions } from './option-table.js';
 import type { CliIo, ExitCode } from './io.js';
 
 const alive = (pid: number) => isOwnerAlive({ pid, host: '' }, { pid: -1, host: '' });
@@ -11,13 +14,21 @@ const alive = (pid: number) => isOwnerAlive({ pid, host: '' }, { pid: -1, host: 
  * person's own route to the console: the link is never sent to the client, a log or the audit log.
  */
 export function runConsoleLink(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode {
-  if (args.includes('--help') || args.includes('-h')) {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: parseOptions(CONSOLE_OPTIONS),
+      allowPositionals: false,
+      strict: true,
+    });
+  } catch (e) {
+    io.err(`skills-mcp console: ${(e as Error).message}\nRun "skills-mcp console --help" for usage.\n`);
+    return 2;
+  }
+  if (parsed.values.help === true) {
     io.out(`${HELP.console}\n`);
     return 0;
-  }
-  if (args.length > 0) {
-    io.err(`skills-mcp console: unexpected argument "${args[0]}"\n\n${HELP.console}\n`);
-    return 2;
   }
   const stateDir = dirname(opts.auditPath);
   const links = readConsoleLinks(stateDir, alive);

@@ -21,18 +21,14 @@ import { HELP } from './help.js';
 import { recordDepsInstall, type DepsInstallRecord } from './record-deps-install.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
+import { DEPS_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 /** `skills-mcp deps list|install [skill…]|prune`: the operator's view of skill environments. */
 export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   const { values, positionals } = parseArgs({
     args,
-    options: {
-      skills: { type: 'string', multiple: true },
-      config: { type: 'string' },
-      audit: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(DEPS_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -11,22 +11,10 @@ import {
 } from '../sandbox/index.js';
 import { checkPrograms, type ProgramReport } from './check-programs.js';
 import type { CliIo, ExitCode } from './io.js';
-
-const HELP = `Usage: skills-mcp doctor [--json] [--profiles DIR]
-
-Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on
-macOS) with a diagnosis and a fix when it cannot start, the limits layer (cgroups or rlimits), the
-interpreters scripts use and whether each one starts inside the sandbox, the programs skills commonly
-call (LibreOffice, fontconfig, Ghostscript, poppler, git, ImageMagick) and whether each starts inside, and the
-sandbox profiles.
-
-Options:
-  --json          print one JSON object instead of text
-  --profiles DIR  sandbox profiles folder (default: the one shipped with skills-mcp)
-  -h, --help      show this help
-
-Exit status: 0 when the sandbox is healthy, 1 when it is not, 2 on a usage error.
-`;
+import { parseArgs } from 'node:util';
+import { DOCTOR_OPTIONS } from './command-options.js';
+import { HELP } from './help.js';
+import { parseOptions } from './option-table.js';
 
 interface InterpreterReport {
   name: string;
@@ -132,20 +120,24 @@ export async function runDoctor(
   io: CliIo,
   sandboxOptions: DoctorSandboxOptions = {},
 ): Promise<ExitCode> {
-  let json = false;
-  let profilesDir: string | undefined;
-  for (let i = 0; i < args.length; i++) {
-    const a = args[i];
-    if (a === '--help' || a === '-h') {
-      io.out(HELP);
-      return 0;
-    } else if (a === '--json') json = true;
-    else if (a === '--profiles' && args[i + 1] !== undefined) profilesDir = args[++i];
-    else {
-      io.err(`doctor: unknown argument ${JSON.stringify(a)}\n${HELP}`);
-      return 2;
-    }
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: parseOptions(DOCTOR_OPTIONS),
+      allowPositionals: false,
+      strict: true,
+    });
+  } catch (e) {
+    io.err(`skills-mcp doctor: ${(e as Error).message}\nRun "skills-mcp doctor --help" for usage.\n`);
+    return 2;
   }
+  if (parsed.values.help === true) {
+    io.out(`${HELP.doctor}\n`);
+    return 0;
+  }
+  const json = parsed.values.json === true;
+  const profilesDir = parsed.values.profiles;
   const sb = createSandbox({
     ...sandboxOptions,
     log: silentLogger(),

@@ -1,5 +1,15 @@
 import { CLIENTS } from './client-snippet.js';
-import { RUN_OPTIONS, SERVE_OPTIONS } from './command-options.js';
+import {
+  BUNDLES_OPTIONS,
+  CONFIG_OPTIONS,
+  CONSOLE_OPTIONS,
+  DEPS_OPTIONS,
+  DOCTOR_OPTIONS,
+  LINT_OPTIONS,
+  RUN_OPTIONS,
+  RUNS_OPTIONS,
+  SERVE_OPTIONS,
+} from './command-options.js';
 import { optionsHelp } from './option-table.js';
 
 /** Help texts of `skills-mcp audit` and its subcommands. */
@@ -97,26 +107,30 @@ Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TO
 SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
 SKILLS_MCP_TOKEN (HTTP bearer token), SKILLS_MCP_STATE_KEY_FILE.
 Flags beat env, env beats the file.`,
-  runs: `Usage: skills-mcp runs prune [--older-than DAYS] [--dry-run] [--audit PATH] [--config FILE]
+  runs: `Usage: skills-mcp runs prune [options]
 
 Removes per-call output folders (the runs folder beside the audit database, or data_dir) last changed more than
-DAYS ago (default: runs.retention_days, 7). The server also does this at start and every 6 hours. --dry-run only
-counts them.`,
-  bundles: `Usage: skills-mcp bundles prune [--unused-for DAYS] [--dry-run] [--audit PATH] [--config FILE]
+DAYS ago. The server also does this at start and every 6 hours.
+
+Options:
+${optionsHelp(RUNS_OPTIONS)}`,
+  bundles: `Usage: skills-mcp bundles prune [options]
 
 Runs execute from read-only, verified copies of the approved skill files (bundles/ beside the audit database, or in
-data_dir), one per bundle hash. This removes the copies not used for DAYS days (default:
-runs.bundle_retention_days, 14), except one a run is using or a live session's calls refer to (read from the audit
-log), and copies a crash left half-made. A removed copy is made again, and verified, when a call needs it. The
-server also does this at start and every 6 hours. --dry-run only counts them.`,
-  lint: `Usage: skills-mcp lint DIR… [--json]
+data_dir), one per bundle hash. This removes the copies not used for DAYS days, except one a run is using or a live
+session's calls refer to (read from the audit log), and copies a crash left half-made. A removed copy is made
+again, and verified, when a call needs it. The server also does this at start and every 6 hours.
+
+Options:
+${optionsHelp(BUNDLES_OPTIONS)}`,
+  lint: `Usage: skills-mcp lint DIR… [options]
 
 Checks every skill under each DIR against the Agent Skills spec and skills-mcp's extensions.
 Prints one finding per line as "path:line: rule: message" (warnings end in "(warning)").
 Exits 1 when any finding is an error, 0 otherwise.
 
 Options:
-  --json                print the findings as JSON`,
+${optionsHelp(LINT_OPTIONS)}`,
   list: `Usage: skills-mcp list [--skills DIR…] [--config FILE] [--json]
 
 Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped; and per
@@ -127,11 +141,9 @@ skill, the third-party imports no declared environment covers, with the declarat
 Prints a configuration snippet for the client with absolute paths, in the client's own format (TOML for Codex), and
 on stderr where it goes.
   <client>              ${CLIENTS.join(', ')}
-  --skills DIR          skills folder(s) to serve (default: the config's skills, else ./skills)
-  --name NAME           server name in the client (default "skills")
-  --npx                 launch with "npx -y skills-mcp" instead of this installation's node + cli path
-  --http URL            connect to a running "skills-mcp --http" at URL (e.g. http://127.0.0.1:3333/mcp);
-                        the snippet carries an Authorization header to fill in with the server's token`,
+
+Options:
+${optionsHelp(CONFIG_OPTIONS)}`,
   run: `Usage: skills-mcp run <skill> [script] --input JSON|@file [options] [-- args…]
 
 Runs a skill's entry point (or one of its scripts) through the same pipeline as the server: policy, approval,
@@ -141,7 +153,7 @@ fallback applies. Prints the result on stdout and the call id on stderr. Exit 0 
 Options:
 ${optionsHelp(RUN_OPTIONS)}
   -- args…              arguments passed to the script (run_skill_script)`,
-  deps: `Usage: skills-mcp deps <list|install|prune> [skill…] [--skills DIR…] [--config FILE] [--audit PATH] [--json]
+  deps: `Usage: skills-mcp deps <list|install|prune> [skill…] [options]
 
 Skill environments: the Python and Node packages a skill declares (requirements.txt at the skill root or in
 scripts/, PEP 723 "# /// script" blocks, package.json + package-lock.json) plus dependencies.skills in the config.
@@ -151,14 +163,30 @@ read-only into the skill's runs. pip and npm use the operator's own settings (in
 
   list                  each skill's environment: id, built or missing, packages, where they are declared
   install [skill…]      build the missing environments (all skills, or the ones named); each build is recorded
-                        in the audit log (--audit: the server's), bounded by dependencies.max_size_mib and
-                        dependencies.timeout_seconds
+                        in the audit log, bounded by dependencies.max_size_mib and dependencies.timeout_seconds
   prune                 remove environments no current skill uses, and builds a crash left behind
-  --json                list as JSON`,
+
+Options:
+${optionsHelp(DEPS_OPTIONS)}`,
   audit: AUDIT_HELP.audit,
-  console: `Usage: skills-mcp console [--audit PATH] [--config FILE]
+  console: `Usage: skills-mcp console [options]
 
 Prints the approval console link of each running server that uses this state folder (the folder of the audit
-log; with a PostgreSQL --audit, the default state folder). The link is the credential that approves runs: it is never sent to the MCP client, logged, or put on a
-command line. Open it in your browser; do not paste it into a chat.`,
+log; with a PostgreSQL --audit, the default state folder). The link is the credential that approves runs: it is
+never sent to the MCP client, logged, or put on a command line. Open it in your browser; do not paste it into a
+chat.
+
+Options:
+${optionsHelp(CONSOLE_OPTIONS)}`,
+  doctor: `Usage: skills-mcp doctor [options]
+
+Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on macOS) with a
+diagnosis and a fix when it cannot start, the limits layer (cgroups or rlimits), the interpreters scripts use and
+whether each one starts inside the sandbox, the programs skills commonly call (LibreOffice, fontconfig,
+Ghostscript, poppler, git, ImageMagick) and whether each starts inside, and the sandbox profiles.
+
+Options:
+${optionsHelp(DOCTOR_OPTIONS)}
+
+Exit status: 0 when the sandbox is healthy, 1 when it is not, 2 on a usage error.`,
 };

@@ -5,11 +5,13 @@ import { loadCatalog } from '../skills/catalog.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
+import { LINT_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 export function runLint(args: string[], io: CliIo): ExitCode {
   const { values, positionals } = parseArgs({
     args,
-    options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: parseOptions(LINT_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -2,6 +2,8 @@ import { parseArgs } from 'node:util';
 import { pruneRuns } from '../runner/prune-runs.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
+import { RUNS_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 
@@ -24,11 +26,7 @@ export function runRuns(
   }
   const { values, positionals } = parseArgs({
     args: rest,
-    options: {
-      'older-than': { type: 'string' },
-      'dry-run': { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(RUNS_OPTIONS),
     allowPositionals: true,
     strict: true,
   });

@@ -5,19 +5,42 @@ import { runCli } from '../helpers/run-cli.js';
 const listed = (help: string) => [...new Set([...help.matchAll(/--([a-z][a-z-]*)/g)].map((m) => m[1]!))];
 
 /** Whether the command's parser takes `--name` (with a value where it needs one), asked with --help so nothing runs. */
-function accepts(command: string, name: string, needsValue: boolean): boolean {
-  const r = runCli([command, `--${name}`, ...(needsValue ? ['x'] : []), '--help']);
+function accepts(command: readonly string[], name: string, needsValue: boolean): boolean {
+  const r = runCli([...command, `--${name}`, ...(needsValue ? ['x'] : []), '--help']);
   return !r.stderr.includes('Unknown option');
 }
 
+/** Every command with options, as typed up to where its options start. */
+const COMMANDS: readonly (readonly string[])[] = [
+  ['serve'],
+  ['run'],
+  ['runs', 'prune'],
+  ['bundles', 'prune'],
+  ['deps', 'list'],
+  ['config', 'claude-desktop'],
+  ['lint'],
+  ['doctor'],
+  ['console'],
+];
+
 describe('CLI help is made from the option tables the parser reads', () => {
-  it.each(['serve', 'run'])('every option %s --help lists is accepted by its parser', (command) => {
-    const help = runCli([command, '--help']);
-    expect(help.code).toBe(0);
-    const text = help.stdout + help.stderr;
-    for (const name of listed(text).filter((n) => n !== 'help')) {
-      const needsValue = new RegExp(`--${name} [A-Z{@]`).test(text);
-      expect(accepts(command, name, needsValue), `${command} --${name}`).toBe(true);
+  it.each(COMMANDS.map((c) => [c.join(' '), c] as const))(
+    'every option %s --help lists is accepted by its parser',
+    (_, command) => {
+      const help = runCli([...command, '--help']);
+      expect(help.code).toBe(0);
+      const text = help.stdout + help.stderr;
+      for (const name of listed(text).filter((n) => n !== 'help')) {
+        const needsValue = new RegExp(`--${name} [A-Z{@]`).test(text);
+        expect(accepts(command, name, needsValue), `${command.join(' ')} --${name}`).toBe(true);
+      }
+    },
+  );
+
+  it('a parser refuses an option its help does not list', () => {
+    for (const command of COMMANDS) {
+      const r = runCli([...command, '--no-such-option']);
+      expect(r.code, command.join(' ')).toBe(2);
     }
   });
 
@@ -26,20 +49,27 @@ describe('CLI help is made from the option tables the parser reads', () => {
     expect(help.stdout).toMatch(/--workspace DIR/);
     expect(help.stdout).toMatch(/--log-level LEVEL/);
     expect(help.stdout).toMatch(/--config FILE/);
-    expect(accepts('run', 'workspace', true)).toBe(true);
-    expect(accepts('run', 'log-level', true)).toBe(true);
+    expect(accepts(['run'], 'workspace', true)).toBe(true);
+    expect(accepts(['run'], 'log-level', true)).toBe(true);
   });
 
-  it('every option of the serve and run tables appears in that command’s help', async () => {
-    const { RUN_OPTIONS, SERVE_OPTIONS } = await import('../../src/cli/command-options.js');
+  it('every option of each command’s table appears in that command’s help', async () => {
+    const tables = await import('../../src/cli/command-options.js');
     for (const [command, table] of [
-      ['serve', SERVE_OPTIONS],
-      ['run', RUN_OPTIONS],
+      [['serve'], tables.SERVE_OPTIONS],
+      [['run'], tables.RUN_OPTIONS],
+      [['runs', 'prune'], tables.RUNS_OPTIONS],
+      [['bundles', 'prune'], tables.BUNDLES_OPTIONS],
+      [['deps'], tables.DEPS_OPTIONS],
+      [['config'], tables.CONFIG_OPTIONS],
+      [['lint'], tables.LINT_OPTIONS],
+      [['doctor'], tables.DOCTOR_OPTIONS],
+      [['console'], tables.CONSOLE_OPTIONS],
     ] as const) {
-      const help = runCli([command, '--help']);
+      const help = runCli([...command, '--help']);
       const text = help.stdout + help.stderr;
       for (const name of Object.keys(table).filter((n) => n !== 'help'))
-        expect(listed(text), command).toContain(name);
+        expect(listed(text), command.join(' ')).toContain(name);
     }
   });
 });
