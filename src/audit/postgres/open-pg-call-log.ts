@@ -2,7 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
-import type { CallLog, GateEvent, SharedPending } from '../call-log.js';
+import type { CallLog } from '../call-log.js';
+import type { GateEvent, ReplicaLog, SharedPending } from '../replica-log.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
@@ -37,6 +38,7 @@ export interface PgCallLogOptions extends PgPoolOptions {
 
 /** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
 export interface PgCallLog extends CallLog {
+  replicas: ReplicaLog;
   /** The database, as it may be shown (no password). */
   readonly target: string;
   /** Fails closed from now on: events that ask for an approval or start a process are refused. */
@@ -197,6 +199,50 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     refusal ??= reason;
   };
 
+  const replicas: ReplicaLog = {
+    async pendingCall(callId) {
+      let rows: { type: string; session_id: string; payload: string }[];
+      try {
+        rows = (await pool.query<{ type: string; session_id: string; payload: string }>(PENDING, [callId]))
+          .rows;
+      } catch (err) {
+        throw pgFailure('read a pending approval', err);
+      }
+      return pendingOf(callId, rows);
+    },
+    async gateEventsOf(sessionId, afterEventId) {
+      try {
+        const like = `${sessionId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
+        const { rows } = await pool.query<Record<string, unknown>>(GATE_EVENTS, [
+          sessionId,
+          like,
+          afterEventId,
+        ]);
+        return rows.map(({ requested: raw, ...row }): GateEvent => {
+          const requested = requestedOf(raw);
+          return { ...parseEventRow(asRow(row)), ...(requested === undefined ? {} : { requested }) };
+        });
+      } catch (err) {
+        throw pgFailure('read the session state of other replicas', err);
+      }
+    },
+    async decisionsOf(callIds) {
+      if (callIds.length === 0) return [];
+      try {
+        const { rows } = await pool.query<Record<string, unknown>>(DECISIONS, [callIds]);
+        return rows.map((r) => parseEventRow(asRow(r)) as AuditEvent<'approval_decided'>);
+      } catch (err) {
+        throw pgFailure('read the decisions of waiting approvals', err);
+      }
+    },
+    ...(o.viewKey === undefined ? {} : { pendingViews: createPgPendingViews(pool, o.viewKey, owner) }),
+    leaseFresh: () => lease.fresh(),
+    onLeaseLost(listener) {
+      lost.add(listener);
+      return () => lost.delete(listener);
+    },
+  };
+
   return {
     target: redactPostgresUrl(o.url),
     async startSessionAsync(input, options) {
@@ -235,50 +281,10 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     sessionEvents,
     listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
     getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
-    async pendingCall(callId) {
-      let rows: { type: string; session_id: string; payload: string }[];
-      try {
-        rows = (await pool.query<{ type: string; session_id: string; payload: string }>(PENDING, [callId]))
-          .rows;
-      } catch (err) {
-        throw pgFailure('read a pending approval', err);
-      }
-      return pendingOf(callId, rows);
-    },
-    async gateEventsOf(sessionId, afterEventId) {
-      try {
-        const like = `${sessionId.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`;
-        const { rows } = await pool.query<Record<string, unknown>>(GATE_EVENTS, [
-          sessionId,
-          like,
-          afterEventId,
-        ]);
-        return rows.map(({ requested: raw, ...row }): GateEvent => {
-          const requested = requestedOf(raw);
-          return { ...parseEventRow(asRow(row)), ...(requested === undefined ? {} : { requested }) };
-        });
-      } catch (err) {
-        throw pgFailure('read the session state of other replicas', err);
-      }
-    },
-    async decisionsOf(callIds) {
-      if (callIds.length === 0) return [];
-      try {
-        const { rows } = await pool.query<Record<string, unknown>>(DECISIONS, [callIds]);
-        return rows.map((r) => parseEventRow(asRow(r)) as AuditEvent<'approval_decided'>);
-      } catch (err) {
-        throw pgFailure('read the decisions of waiting approvals', err);
-      }
-    },
-    ...(o.viewKey === undefined ? {} : { pendingViews: createPgPendingViews(pool, o.viewKey, owner) }),
+    replicas,
     runsRefused,
     refuseRuns,
     holdLease: () => lease.begin(),
-    leaseFresh: () => lease.fresh(),
-    onLeaseLost(listener) {
-      lost.add(listener);
-      return () => lost.delete(listener);
-    },
     async verifyInBackground() {
       try {
         const { chain } = await verifyPgChain(pool);
