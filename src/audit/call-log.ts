@@ -8,7 +8,7 @@ import type {
   ListCallsFilter,
   SessionEndReason,
   SessionStartInput,
-  SessionState,
+  SessionRecord,
 } from './types.js';
 
 type Maybe<T> = T | Promise<T>;
@@ -41,7 +41,7 @@ export interface CallLog {
   /** Pending approvals denied, open calls interrupted, then `session_ended`, in one transaction. Idempotent. */
   endSession(sessionId: string, reason: SessionEndReason): Maybe<AuditEvent<'session_ended'>>;
   /** Grants, denial counts, loop-guarded keys, aborted flag; rebuilt from events. */
-  sessionState(sessionId: string): Maybe<SessionState>;
+  sessionState(sessionId: string): Maybe<SessionRecord>;
   sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): Maybe<AuditEvent<T>[]>;
   listCalls(filter?: ListCallsFilter): Maybe<CallRow[]>;
   getCall(callId: string): Maybe<CallDetail | undefined>;

@@ -1,11 +1,14 @@
 import { SkillsError } from '../errors.js';
-import { interpretAnswer, type ApprovalOutcome } from '../gate/index.js';
+import { type ApprovalOutcome } from '../approvals/approval-decision.js';
+import { interpretAnswer } from '../approvals/approval-request.js';
 import { decisionEvents } from './call-events.js';
 import { notPending, retryMismatch } from './call-refusals.js';
 import type { Decisions } from './decide-call.js';
 import type { RunnerCore } from './runner-core.js';
 import type { Runner } from './runner-types.js';
-import { isSameRequest } from './same-request.js';
+import { isSameCall } from '../approvals/same-call.js';
+import { askedOf } from './asked-call.js';
+import { requestDigest } from './request-digest.js';
 import { unseenAnswer } from './unseen-answer.js';
 
 /** The steps that answer a call waiting for approval: the client's answer or retry, its cancel, the console's answer. */
@@ -27,7 +30,7 @@ export function answerCall(
       if (elsewhere !== undefined) return elsewhere;
     }
     if (p === undefined || p.session.info.id !== info.id || p.recording === true) return notPending();
-    if (retry !== undefined && !isSameRequest(p.call, retry))
+    if (retry !== undefined && !isSameCall(askedOf(p.call), { requestSha256: requestDigest(retry) }))
       return retryMismatch(`${p.call.skill.name}/${p.call.script}`);
     if (p.approved) {
       // The decision is already durable (recordAnswer): run it now for the retrying client.

@@ -1,16 +1,13 @@
 import { newCallId } from '../audit/call-id.js';
 import type { ApprovalChannel } from '../audit/payload-schemas.js';
 import { isSkillsError } from '../errors.js';
-import {
-  approvalMessage,
-  approvalSchema,
-  cardDisplay,
-  displayCall,
-  noApproverMessage,
-  refusalMessage,
-  resolveGate,
-  shownRecord,
-} from '../gate/index.js';
+import { approvalMessage } from '../approvals/approval-message.js';
+import { approvalSchema } from '../approvals/approval-request.js';
+import { shownRecord } from '../approvals/approval-shown.js';
+import { cardDisplay } from '../approvals/card-display.js';
+import { displayCall } from '../approvals/display-call.js';
+import { noApproverMessage, refusalMessage } from '../approvals/refusal-message.js';
+import { resolveGate } from '../approvals/resolve-gate.js';
 import { approvalView } from './approval-view.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refusalContext } from './call-refusals.js';

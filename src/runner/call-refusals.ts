@@ -1,5 +1,6 @@
 import type { Config } from '../config/config-schema.js';
-import { refusalMessage, type DecisionReason, type RefusalContext } from '../gate/index.js';
+import { type DecisionReason } from '../approvals/approval-decision.js';
+import { refusalMessage, type RefusalContext } from '../approvals/refusal-message.js';
 import { refused, type CallResult } from './call-result.js';
 import type { PreparedCall } from './prepare-call.js';
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallerRecord } from '../audit/payload-schemas.js';
 import { principalDigest } from '../audit/principal-digest.js';
-import { createSessionState, type SessionState } from '../gate/index.js';
+import { createSessionState, type SessionState } from '../approvals/session-state.js';
 import { callerRecord, withCaller } from './caller-record.js';
 import type { RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';

@@ -3,7 +3,8 @@ import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js
 import type { AppendInput } from '../audit/types.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, SkillsError } from '../errors.js';
-import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
+import { sha256Hex } from '../gate/index.js';
+import { SESSION_STOPPED_MESSAGE } from '../approvals/refusal-message.js';
 import { finishedEvent } from './call-events.js';
 import { notRecordedYet, refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';

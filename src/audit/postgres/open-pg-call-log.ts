@@ -8,7 +8,7 @@ import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
 import { parseEventRow } from '../parse-event-row.js';
-import { foldSessionState, SESSION_STATE_EVENTS } from '../session-state.js';
+import { foldSessionRecord, SESSION_STATE_EVENTS } from '../session-state.js';
 import type { AppendInput, AuditEvent } from '../types.js';
 import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
 import { appendPgGroups } from './append-pg-groups.js';
@@ -277,7 +277,7 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
       return ended as AuditEvent<'session_ended'>;
     },
     sessionState: async (sessionId) =>
-      foldSessionState(sessionId, await sessionEvents(sessionId, SESSION_STATE_EVENTS)),
+      foldSessionRecord(sessionId, await sessionEvents(sessionId, SESSION_STATE_EVENTS)),
     sessionEvents,
     listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
     getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),

@@ -1,6 +1,8 @@
 import type { CallLog } from '../../audit/call-log.js';
 import type { AuditEvent } from '../../audit/types.js';
-import { isDecisionReason, type ApprovalAnswer, type ApprovalView } from '../../gate/index.js';
+import { isDecisionReason } from '../../approvals/approval-decision.js';
+import { type ApprovalView } from '../../approvals/approval-message.js';
+import { type ApprovalAnswer } from '../../approvals/approval-request.js';
 import { deniedFor, notPending } from '../call-refusals.js';
 import type { CallResult } from '../call-result.js';
 import type { Decisions } from '../decide-call.js';

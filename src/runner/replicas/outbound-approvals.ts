@@ -2,7 +2,7 @@ import type { CallLog } from '../../audit/call-log.js';
 import type { ApprovalDecidedPayload } from '../../audit/payload-schemas.js';
 import type { AuditEvent } from '../../audit/types.js';
 import type { Config } from '../../config/config-schema.js';
-import type { ApprovalView } from '../../gate/index.js';
+import type { ApprovalView } from '../../approvals/approval-message.js';
 import type { Logger } from '../../log.js';
 import { finishedEvent } from '../call-events.js';
 import { bindingOf, type DecisionSigner } from '../decision-signer.js';
@@ -13,7 +13,7 @@ import type { LiveSession } from '../live-sessions.js';
 import type { Pending, PendingApprovals } from '../pending-approvals.js';
 import type { PreparedCall } from '../prepare-call.js';
 import type { CallContext, DecidedElsewhere, Recorded } from '../runner-types.js';
-import { sharedParts } from '../shared-approval.js';
+import { sharedParts } from '../../approvals/replica-card.js';
 import { principalDigest } from '../../audit/principal-digest.js';
 
 /**

@@ -1,14 +1,12 @@
 import type { CallLog } from '../../audit/call-log.js';
 import { isStoppedRefusal } from '../../audit/is-stopped-refusal.js';
 import type { Config } from '../../config/config-schema.js';
+import { isSameCall } from '../../approvals/same-call.js';
 import { SkillsError } from '../../errors.js';
 import { isDecidedElsewhere } from '../is-decided-elsewhere.js';
-import {
-  createSessionState,
-  interpretAnswer,
-  type ApprovalAnswer,
-  type ApprovalOutcome,
-} from '../../gate/index.js';
+import { type ApprovalOutcome } from '../../approvals/approval-decision.js';
+import { interpretAnswer, type ApprovalAnswer } from '../../approvals/approval-request.js';
+import { createSessionState } from '../../approvals/session-state.js';
 import { decisionEvents, finishedEvent } from '../call-events.js';
 import type { DecisionSigner } from '../decision-signer.js';
 import type { SeenCall, SharedRecorded } from '../runner-types.js';
@@ -34,12 +32,7 @@ export async function recordSharedAnswer(
 ): Promise<SharedRecorded> {
   const sp = await audit.replicas?.pendingCall(callId);
   if (sp === undefined || sp.channel !== 'console') return { kind: 'gone' };
-  const same =
-    sp.sessionId === seen.sessionId &&
-    sp.approvalKey === seen.approvalKey &&
-    sp.inputSha256 === seen.inputSha256 &&
-    sp.bundleSha256 === seen.bundleSha256;
-  if (!same) return { kind: 'mismatch' };
+  if (sp.sessionId !== seen.sessionId || !isSameCall(sp, { binding: seen })) return { kind: 'mismatch' };
   const family = sp.sessionId.split('.')[0]!;
   const gate = createSessionState(
     { loopGuard: config.approval.loop_guard },

@@ -2,7 +2,8 @@ import type { CallLog } from '../../audit/call-log.js';
 import { isStoppedRefusal } from '../../audit/is-stopped-refusal.js';
 import { principalDigest } from '../../audit/principal-digest.js';
 import { isSkillsError } from '../../errors.js';
-import { interpretAnswer, type ApprovalAnswer, type ApprovalOutcome } from '../../gate/index.js';
+import { type ApprovalOutcome } from '../../approvals/approval-decision.js';
+import { interpretAnswer, type ApprovalAnswer } from '../../approvals/approval-request.js';
 import { decisionEvents, finishedEvent } from '../call-events.js';
 import { deniedFor, notPending, retryMismatch } from '../call-refusals.js';
 import type { CallResult } from '../call-result.js';
@@ -12,13 +13,15 @@ import type { LiveSession } from '../live-sessions.js';
 import type { CallRequest, PreparedCall } from '../prepare-call.js';
 import type { RunnerCore } from '../runner-core.js';
 import type { CallContext } from '../runner-types.js';
-import { isSameRequest } from '../same-request.js';
+import { isSameCall } from '../../approvals/same-call.js';
+import { askedOf } from '../asked-call.js';
+import { requestDigest } from '../request-digest.js';
 import type { SessionInfo } from '../session.js';
 
 /**
  * A retry for a call another server process asked (a log shared by replicas): the call is re-prepared from the
- * retry's own request and runs only when its request digest (`isSameRequest`), approval key, input digest and
- * bundle are the ones recorded when the person was asked. Deciding it is the claim: the log takes one decision per
+ * retry's own request and runs only when its request digest, approval key, input digest and
+ * bundle are (`isSameCall`) the ones recorded when the person was asked. Deciding it is the claim: the log takes one decision per
  * call (checked in the append transaction), so of two replicas or two retries exactly one goes on. Undefined when
  * the log has no such call for this session.
  */
@@ -41,8 +44,7 @@ export async function resumeElsewhere(
   // What the person was asked about, whole (the args and the script's name too, which the key may leave out), by
   // the rule of a retry in one process. A call an older version asked has no digest: refused, it cannot be told
   // apart from another (the client asks anew, or its retry lands on the replica holding the call).
-  if (sp.requestSha256 === undefined || !isSameRequest({ requestSha256: sp.requestSha256 }, r.retry))
-    return retryMismatch(what);
+  if (!isSameCall(sp, { requestSha256: requestDigest(r.retry) })) return retryMismatch(what);
   let call: PreparedCall;
   try {
     call = await core.prepare(r.retry);
@@ -51,14 +53,8 @@ export async function resumeElsewhere(
     return retryMismatch(what);
   }
   // And what binds it now (the catalog may have changed since): the key, the input, the bundle.
-  const same =
-    call.bound.approvalKey === sp.approvalKey &&
-    call.bound.input.input_sha256 === sp.inputSha256 &&
-    call.bundle.sha256 === sp.bundleSha256 &&
-    call.req.tool === sp.tool &&
-    call.skill.name === sp.skill &&
-    call.script === sp.script;
-  if (!same) return retryMismatch(what);
+  if (!isSameCall(sp, { requestSha256: call.requestSha256, binding: askedOf(call) }))
+    return retryMismatch(what);
   const o: ApprovalOutcome = s.gate.isAborted()
     ? { decision: 'denied', reason: 'session_aborted' }
     : interpretAnswer(r.answer);
