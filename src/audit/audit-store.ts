@@ -15,7 +15,7 @@ import type {
   RecoveryReport,
   SessionEndReason,
   SessionStartInput,
-  SessionState,
+  SessionRecord,
   VerifyResult,
 } from './types.js';
 
@@ -96,7 +96,7 @@ export interface AuditStore extends CallLog {
   hashAt(eventId: number): string | undefined;
   getEvent(eventId: number): AuditEvent | undefined;
   /** For the gate: grants, denial counts per key, loop-guarded keys, aborted flag; rebuilt from events. */
-  sessionState(sessionId: string): SessionState;
+  sessionState(sessionId: string): SessionRecord;
   /** A session's events, optionally only some types, in commit order. */
   sessionEvents<T extends EventType>(sessionId: string, types?: readonly T[]): AuditEvent<T>[];
   listCalls(filter?: ListCallsFilter): CallRow[];

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approval-vocabulary.js';
+import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approvals/approval-vocabulary.js';
 import type { EventType } from './event-types.js';
 import { auditKeyNames, auditPath } from './model-text.js';
 

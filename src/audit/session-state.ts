@@ -1,17 +1,8 @@
 import type { Database } from 'better-sqlite3';
 import type { EventType } from './event-types.js';
 import { parseEventRow } from './parse-event-row.js';
-import type { ApprovalReason } from './payload-schemas.js';
-import type { AuditEvent, SessionState } from './types.js';
-
-/** Refusals that follow from session state or shutdown, not from someone saying no: not counted as denials. */
-const NOT_A_DENIAL: ReadonlySet<ApprovalReason> = new Set([
-  'cached',
-  'loop_guard',
-  'session_aborted',
-  'server_restart',
-  'session_ended',
-]);
+import { countsAsDenial } from '../approvals/approval-decision.js';
+import type { AuditEvent, SessionRecord } from './types.js';
 
 /** A session's events of the given types (all types when omitted), in commit order. */
 export function sessionEvents<T extends EventType>(
@@ -35,11 +26,11 @@ export function sessionEvents<T extends EventType>(
  * The gate's view of a session, rebuilt from events (the source of truth, not the projections): grants,
  * denial counts per approval key, loop-guarded keys, the aborted flag, and whether the session is open.
  */
-export function sessionState(db: Database, sessionId: string): SessionState {
-  return foldSessionState(sessionId, sessionEvents(db, sessionId, SESSION_STATE_EVENTS));
+export function sessionState(db: Database, sessionId: string): SessionRecord {
+  return foldSessionRecord(sessionId, sessionEvents(db, sessionId, SESSION_STATE_EVENTS));
 }
 
-/** The event types {@link foldSessionState} reads. */
+/** The event types {@link foldSessionRecord} reads. */
 export const SESSION_STATE_EVENTS = [
   'session_started',
   'approval_decided',
@@ -49,10 +40,10 @@ export const SESSION_STATE_EVENTS = [
 ] as const;
 
 /** The gate's view of a session from its events (of {@link SESSION_STATE_EVENTS}), in commit order. */
-export function foldSessionState(
+export function foldSessionRecord(
   sessionId: string,
   events: readonly AuditEvent<(typeof SESSION_STATE_EVENTS)[number]>[],
-): SessionState {
+): SessionRecord {
   const grants = new Set<string>();
   const loopGuarded = new Set<string>();
   const denials: Record<string, number> = {};
@@ -76,7 +67,7 @@ export function foldSessionState(
       case 'approval_decided': {
         const { approval_key: key, decision, reason } = e.payload;
         if (decision === 'approved_for_session') grants.add(key);
-        if (decision === 'denied' && !NOT_A_DENIAL.has(reason)) denials[key] = (denials[key] ?? 0) + 1;
+        if (countsAsDenial({ decision, reason })) denials[key] = (denials[key] ?? 0) + 1;
         break;
       }
     }

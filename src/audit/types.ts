@@ -112,8 +112,8 @@ export interface ListCallsFilter {
   limit?: number;
 }
 
-/** What the gate rebuilds a session from: its grants, denials and aborts. */
-export interface SessionState {
+/** What the audit log holds of a session: whether it is open, its grants, denials and aborts. */
+export interface SessionRecord {
   sessionId: string;
   exists: boolean;
   /** Started and not ended. */
@@ -122,10 +122,7 @@ export interface SessionState {
   aborted: boolean;
   /** Approval keys granted `approved_for_session`, sorted. */
   grants: string[];
-  /**
-   * Denials per approval key: `approval_decided` with decision `denied`, not counting refusals that follow from
-   * session state (`cached`, `loop_guard`, `session_aborted`) or shutdown (`server_restart`, `session_ended`).
-   */
+  /** Denials per approval key, as the loop guard counts them (`countsAsDenial`). */
   denials: Record<string, number>;
   /** Keys with a `loop_guard_tripped` event, sorted. */
   loopGuarded: string[];

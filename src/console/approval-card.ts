@@ -1,11 +1,10 @@
-import {
-  DECISION_TITLES,
-  APPROVAL_DECISIONS,
-  cardDisplay,
-  describeFinding,
-  operatorGrantLines,
-} from '../gate/index.js';
-import type { ApprovalView, CardDisplay } from '../gate/index.js';
+import { describeFinding } from '../gate/index.js';
+import { DECISION_TITLES } from '../approvals/approval-decision.js';
+import { operatorGrantLines } from '../approvals/approval-message.js';
+import { APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
+import { cardDisplay } from '../approvals/card-display.js';
+import type { ApprovalView } from '../approvals/approval-message.js';
+import type { CardDisplay } from '../approvals/card-display.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { ConsoleApproval } from './approval-queue.js';
 import { badge, formatTime, short, shown, toneOf } from './format.js';

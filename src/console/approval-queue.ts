@@ -1,6 +1,9 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isSkillsError } from '../errors.js';
-import type { ApprovalAnswer, ApprovalDecision, ApprovalView, CardDisplay } from '../gate/index.js';
+import type { ApprovalDecision } from '../approvals/approval-decision.js';
+import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalAnswer } from '../approvals/approval-request.js';
+import type { CardDisplay } from '../approvals/card-display.js';
 import type { Logger } from '../log.js';
 import type { CallResult } from '../runner/call-result.js';
 import type { Runner } from '../runner/runner-types.js';

@@ -1,4 +1,5 @@
-import { DECISION_TITLES, type ApprovalView } from '../gate/index.js';
+import { DECISION_TITLES } from '../approvals/approval-decision.js';
+import { type ApprovalView } from '../approvals/approval-message.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail } from '../audit/types.js';
 import { approvalCard } from './approval-card.js';
@@ -8,7 +9,7 @@ import { callsTable } from './calls-view.js';
 import { formatTime, shown } from './format.js';
 import { html, type Html } from './html.js';
 import { pageLayout } from './page-layout.js';
-import { MAX_SHOWN } from './shared-approvals.js';
+import { MAX_SHOWN } from './inbound-approvals.js';
 
 const RECENT_DECISIONS = 10;
 

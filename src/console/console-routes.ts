@@ -1,9 +1,10 @@
 import * as z from 'zod';
 import type { CallLog } from '../audit/call-log.js';
-import { APPROVAL_DECISIONS, type ApprovalView } from '../gate/index.js';
+import { type ApprovalView } from '../approvals/approval-message.js';
+import { APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue, ConsoleApproval } from './approval-queue.js';
-import type { SharedApprovals } from './shared-approvals.js';
+import type { SharedApprovals } from './inbound-approvals.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from './assets.js';
 import { recentCalls } from './calls-view.js';
 import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';

@@ -4,7 +4,7 @@ import type { Logger } from '../log.js';
 import type { Runner } from '../runner/runner-types.js';
 import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from './approval-queue.js';
 import { routeConsole } from './console-routes.js';
-import { createSharedApprovals } from './shared-approvals.js';
+import { createSharedApprovals } from './inbound-approvals.js';
 import { startConsoleServer } from './console-server.js';
 
 /** The approval console: a local page where a person decides when the client cannot ask. */

@@ -1,5 +1,5 @@
 import type { ElicitResult, ServerContext } from '@modelcontextprotocol/server';
-import type { ApprovalAnswer } from '../gate/index.js';
+import type { ApprovalAnswer } from '../approvals/approval-request.js';
 import { refused, type CallResult } from '../runner/call-result.js';
 import type { CallRequest } from '../runner/prepare-call.js';
 import type { Begin, CallContext, Runner } from '../runner/runner-types.js';

@@ -1,5 +1,5 @@
 import { PROTOCOL_VERSION_META_KEY, type McpServer, type ServerContext } from '@modelcontextprotocol/server';
-import { formRevision, type FormRevision } from '../gate/index.js';
+import { formRevision, type FormRevision } from '../approvals/approval-request.js';
 
 /** The protocol revision a request was sent for: the 2026-07-28 envelope's, else the session's `initialize`. */
 function protocolVersionOf(server: McpServer, ctx: ServerContext): string | undefined {

@@ -10,7 +10,7 @@ import {
   type McpServer,
   type ServerContext,
 } from '@modelcontextprotocol/server';
-import { approvalSchema, type ApprovalAnswer } from '../gate/index.js';
+import { approvalSchema, type ApprovalAnswer } from '../approvals/approval-request.js';
 import { askInRequest } from './ask-in-request.js';
 import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';

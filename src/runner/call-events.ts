@@ -1,6 +1,7 @@
 import type { AppendInput } from '../audit/types.js';
 import type { ApprovalChannel, CallerRecord, FinishStatus } from '../audit/payload-schemas.js';
-import type { ApprovalOutcome, SessionEvent, SessionState } from '../gate/index.js';
+import type { ApprovalOutcome } from '../approvals/approval-decision.js';
+import type { SessionEvent, SessionState } from '../approvals/session-state.js';
 import { approverOf, withCaller } from './caller-record.js';
 import type { PreparedCall } from './prepare-call.js';
 

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Approver, ApprovalChannel, CallerRecord } from '../audit/payload-schemas.js';
 import type { Config } from '../config/config-schema.js';
-import type { ApprovalOutcome, Caller } from '../gate/index.js';
+import type { Caller } from '../gate/index.js';
+import type { ApprovalOutcome } from '../approvals/approval-decision.js';
 
 /**
  * The signed-in caller as the audit log records it: issuer and subject, or only the subject's sha256 (UTF-8, as

@@ -1,4 +1,4 @@
-import type { GateEvent } from '../audit/call-log.js';
+import type { GateEvent } from '../audit/replica-log.js';
 import { decisionMac, isDecisionMacValid, type DecisionBinding } from '../audit/decision-mac.js';
 import type { PreparedCall } from './prepare-call.js';
 

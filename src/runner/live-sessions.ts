@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CallerRecord } from '../audit/payload-schemas.js';
 import { principalDigest } from '../audit/principal-digest.js';
-import { createSessionState, type SessionState } from '../gate/index.js';
+import { createSessionState, type SessionState } from '../approvals/session-state.js';
 import { callerRecord, withCaller } from './caller-record.js';
 import type { RunnerDeps } from './runner-types.js';
 import type { SessionInfo } from './session.js';
@@ -38,7 +38,7 @@ export function createLiveSessions(deps: Pick<RunnerDeps, 'audit' | 'config' | '
         // serving the same principal) is continued under a new audit session: each process ends only its own. In a
         // log shared by replicas, an id every replica serves always is: two replicas whose first calls come at once
         // would both find it free and both start it.
-        const ownId = info.shared === true && audit.gateEventsOf !== undefined;
+        const ownId = info.shared === true && audit.replicas !== undefined;
         const taken = ownId || (await audit.sessionState(info.id)).exists;
         const auditId = taken ? `${info.id}.${randomUUID()}` : info.id;
         const principal =

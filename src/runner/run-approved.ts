@@ -3,7 +3,8 @@ import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js
 import type { AppendInput } from '../audit/types.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, SkillsError } from '../errors.js';
-import { SESSION_STOPPED_MESSAGE, sha256Hex } from '../gate/index.js';
+import { sha256Hex } from '../gate/index.js';
+import { SESSION_STOPPED_MESSAGE } from '../approvals/refusal-message.js';
 import { finishedEvent } from './call-events.js';
 import { notRecordedYet, refused, type CallResult } from './call-result.js';
 import { describeRun } from './describe-run.js';
@@ -102,7 +103,7 @@ async function startAndRun(
   started: number,
   endStopped: () => Promise<CallResult>,
 ): Promise<{ result: CallResult; folders?: OutputFolders }> {
-  if (audit.leaseFresh?.() === false)
+  if (audit.replicas?.leaseFresh() === false)
     return { result: await endLeaseLost(sessionId, callId, write, started) };
   const recorded = write({ type: 'tool_call_started', sessionId, callId, payload: launch.started });
   let installed: string[] | undefined;
@@ -132,7 +133,7 @@ async function startAndRun(
   // over only once that record is durable and, right before, the lease is still fresh (a process stalled since
   // the record may have been swept by a peer meanwhile).
   const handOff = durable.then(() => {
-    if (audit.leaseFresh?.() === false)
+    if (audit.replicas?.leaseFresh() === false)
       throw new SkillsError('AUDIT_LEASE_LOST', 'the audit lease is not fresh');
     void ctx.progress?.(0, `running ${call.script} in the ${launch.profile.name} sandbox`);
   });

@@ -1,12 +1,9 @@
 import type { CallLog } from '../audit/call-log.js';
 import type { Config } from '../config/config-schema.js';
-import type {
-  ApprovalAnswer,
-  ApprovalDecision,
-  ApprovalForm,
-  ApprovalView,
-  SkillPins,
-} from '../gate/index.js';
+import type { SkillPins } from '../gate/index.js';
+import type { ApprovalDecision } from '../approvals/approval-decision.js';
+import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalAnswer, ApprovalForm } from '../approvals/approval-request.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { Catalog } from '../skills/catalog.js';

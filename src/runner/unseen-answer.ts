@@ -1,4 +1,5 @@
-import type { ApprovalAnswer, UnseenAnswer } from '../gate/index.js';
+import type { ApprovalAnswer } from '../approvals/approval-request.js';
+import type { UnseenAnswer } from '../approvals/refusal-message.js';
 
 /**
  * A decline or cancel faster than this is no person's: nobody reads the form and decides in under a second. Print

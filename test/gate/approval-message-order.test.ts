@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalMessage, type ApprovalView } from '../../src/gate/approval-message.js';
+import { approvalMessage, type ApprovalView } from '../../src/approvals/approval-message.js';
 import { summarizeInput } from '../../src/gate/index.js';
 
 const view = (argv: string[]): ApprovalView => ({

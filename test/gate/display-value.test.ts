@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SECRET_NAMES } from '../../src/config/approval-schema.js';
-import { displayArgv, displayValue, secretNameMatcher } from '../../src/gate/display-value.js';
+import { displayArgv, displayValue, secretNameMatcher } from '../../src/approvals/display-value.js';
 
 const isSecret = secretNameMatcher(DEFAULT_SECRET_NAMES);
 /** Text that hides from a person: each must show as code points, never as itself. */

@@ -1,13 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ApprovalConfigSchema, type ApprovalConfigInput } from '../../src/config/approval-schema.js';
-import type { ApprovalAnswer } from '../../src/gate/approval-request.js';
-import { approvalRequest, interpretAnswer } from '../../src/gate/approval-request.js';
+import type { ApprovalAnswer } from '../../src/approvals/approval-request.js';
+import { approvalRequest, interpretAnswer } from '../../src/approvals/approval-request.js';
 import { bindSkillCall } from '../../src/gate/bind-skill-call.js';
 import { assessRisk } from '../../src/gate/guard.js';
 import { decide } from '../../src/gate/policy.js';
-import { resolveGate } from '../../src/gate/resolve-gate.js';
+import { resolveGate } from '../../src/approvals/resolve-gate.js';
 import { scanSkillScripts, type ScriptScan } from '../../src/gate/scan-scripts.js';
-import { createSessionState, type SessionState } from '../../src/gate/session-state.js';
+import { createSessionState, type SessionState } from '../../src/approvals/session-state.js';
 import type { Skill } from '../../src/skills/types.js';
 import { writeSkill } from './skill-fixture.js';
 

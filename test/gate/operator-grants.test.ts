@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { approvalMessage, type ApprovalView } from '../../src/gate/approval-message.js';
+import { approvalMessage, type ApprovalView } from '../../src/approvals/approval-message.js';
 import { bindSkillCall, type SkillCall } from '../../src/gate/bind-skill-call.js';
 import { effectiveRequests } from '../../src/gate/effective-requests.js';
 import { summarizeInput } from '../../src/gate/index.js';

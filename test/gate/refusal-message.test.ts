@@ -2,10 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ApprovalConfigSchema } from '../../src/config/approval-schema.js';
 import { decide } from '../../src/gate/policy.js';
-import { noApproverMessage, refusalMessage, type RefusalContext } from '../../src/gate/refusal-message.js';
-import { resolveGate } from '../../src/gate/resolve-gate.js';
-import { createSessionState } from '../../src/gate/session-state.js';
-import { DECISION_REASONS } from '../../src/gate/approval-decision.js';
+import {
+  noApproverMessage,
+  refusalMessage,
+  type RefusalContext,
+} from '../../src/approvals/refusal-message.js';
+import { resolveGate } from '../../src/approvals/resolve-gate.js';
+import { createSessionState } from '../../src/approvals/session-state.js';
+import { DECISION_REASONS } from '../../src/approvals/approval-decision.js';
 
 const ctx = (over: Partial<RefusalContext> = {}): RefusalContext => ({
   skill: 'pdf',

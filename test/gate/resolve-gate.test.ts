@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { PolicyAction } from '../../src/config/approval-schema.js';
-import { resolveGate } from '../../src/gate/resolve-gate.js';
-import type { SessionCheck } from '../../src/gate/session-state.js';
+import { resolveGate } from '../../src/approvals/resolve-gate.js';
+import type { SessionCheck } from '../../src/approvals/session-state.js';
 
 type Fallback = 'deny' | 'rules-only';
 const gate = (policy: PolicyAction, check: SessionCheck, canAsk: boolean, fallback: Fallback = 'deny') =>

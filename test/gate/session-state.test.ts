@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import type { ApprovalOutcome } from '../../src/gate/approval-decision.js';
-import { createSessionState, type SessionEvent } from '../../src/gate/session-state.js';
+import type { ApprovalOutcome } from '../../src/approvals/approval-decision.js';
+import { createSessionState, type SessionEvent } from '../../src/approvals/session-state.js';
 
 const K1 = '1'.repeat(64);
 const K2 = '2'.repeat(64);

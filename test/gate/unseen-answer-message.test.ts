@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ApprovalConfigSchema } from '../../src/config/approval-schema.js';
 import { decide } from '../../src/gate/policy.js';
-import { refusalMessage, type RefusalContext } from '../../src/gate/refusal-message.js';
-import { resolveGate } from '../../src/gate/resolve-gate.js';
-import { createSessionState } from '../../src/gate/session-state.js';
+import { refusalMessage, type RefusalContext } from '../../src/approvals/refusal-message.js';
+import { resolveGate } from '../../src/approvals/resolve-gate.js';
+import { createSessionState } from '../../src/approvals/session-state.js';
 import { unseenAnswer, UNSEEN_ANSWER_MS } from '../../src/runner/unseen-answer.js';
 
 const ctx = (over: Partial<RefusalContext> = {}): RefusalContext => ({

@@ -11,6 +11,7 @@ import { silentLogger } from '../../src/log.js';
 import { createSandbox } from '../../src/sandbox/index.js';
 import { startInProcess } from '../helpers/in-process-server.js';
 import { isLinux, tempDirs } from '../sandbox/helpers.js';
+import type { ReplicaLog } from '../../src/audit/replica-log.js';
 
 const dirs = tempDirs();
 afterAll(() => dirs.cleanup());
@@ -41,9 +42,17 @@ async function gatedCall(mode: Mode, staged: boolean) {
   const store = openAuditStore({ path: join(root, 'audit.db') });
   let fresh = true;
   let startedAt = 0;
+  // A log shared by replicas whose peers record nothing: only this process's lease matters here.
+  const replicas: ReplicaLog = {
+    pendingCall: () => Promise.resolve(undefined),
+    gateEventsOf: () => Promise.resolve([]),
+    decisionsOf: () => Promise.resolve([]),
+    leaseFresh: () => fresh,
+    onLeaseLost: () => () => undefined,
+  };
   const audit = new Proxy(store, {
     get(t, p) {
-      if (p === 'leaseFresh') return () => fresh;
+      if (p === 'replicas') return replicas;
       if (p === 'appendMany')
         return async (inputs: readonly AppendInput[]) => {
           if (!inputs.some((i) => i.type === 'tool_call_started')) return t.appendMany(inputs);

@@ -187,12 +187,12 @@ describe('the PostgreSQL call log (what the server writes through)', () => {
       ]);
     await ask('p-new', { request_sha256: sha('request') });
     await ask('p-old', {});
-    expect(await b.pendingCall!('p-new')).toMatchObject({
+    expect(await b.replicas.pendingCall('p-new')).toMatchObject({
       sessionId: 's-pending',
       approvalKey: sha('key'),
       requestSha256: sha('request'),
     });
-    const old = await b.pendingCall!('p-old');
+    const old = await b.replicas.pendingCall('p-old');
     expect(old).toBeDefined();
     expect(old?.requestSha256).toBeUndefined();
   });

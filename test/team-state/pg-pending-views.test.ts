@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { PendingViewBoard } from '../../src/audit/call-log.js';
+import type { PendingViewBoard } from '../../src/audit/replica-log.js';
 import { openPgCallLog, type PgCallLog } from '../../src/audit/postgres/open-pg-call-log.js';
 import { pendingViewKey } from '../../src/audit/postgres/pending-view-key.js';
 import { requested, sha } from '../audit/helpers/sample-events.js';
@@ -21,7 +21,7 @@ let stranger: PgCallLog;
 const key = pendingViewKey(randomBytes(32));
 const SESSION = { transport: 'http' as const, server_version: '0.0.0-test' };
 
-const board = (log: PgCallLog): PendingViewBoard => log.pendingViews!;
+const board = (log: PgCallLog): PendingViewBoard => log.replicas.pendingViews!;
 const share = (callId: string, sessionId: string, principal: string, ttlMs: number) =>
   board(a).share({
     callId,

@@ -2,12 +2,13 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
-import type { CallLog, GateEvent, SharedPending } from '../call-log.js';
+import type { CallLog } from '../call-log.js';
+import type { GateEvent, ReplicaLog, SharedPending } from '../replica-log.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
 import { parseEventRow } from '../parse-event-row.js';
-import { foldSessionState, SESSION_STATE_EVENTS } from '../session-state.js';
+import { foldSessionRecord, SESSION_STATE_EVENTS } from '../session-state.js';
 import type { AppendInput, AuditEvent } from '../types.js';
 import { appendOrderedPgEvents, type PgAppendInput } from './append-pg-events.js';
 import { appendPgGroups } from './append-pg-groups.js';
@@ -37,6 +38,7 @@ export interface PgCallLogOptions extends PgPoolOptions {
 
 /** The server's audit log in PostgreSQL: what the runner and the console need, shared by every replica. */
 export interface PgCallLog extends CallLog {
+  replicas: ReplicaLog;
   /** The database, as it may be shown (no password). */
   readonly target: string;
   /** Fails closed from now on: events that ask for an approval or start a process are refused. */
@@ -197,44 +199,7 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
     refusal ??= reason;
   };
 
-  return {
-    target: redactPostgresUrl(o.url),
-    async startSessionAsync(input, options) {
-      const sessionId = options?.sessionId ?? randomUUID();
-      const [ev] = await write([{ type: 'session_started', sessionId, payload: { ...input, owner } }]);
-      return ev as AuditEvent<'session_started'>;
-    },
-    append: async <I extends AppendInput>(input: I) => (await write([input]))[0] as AuditEvent<I['type']>,
-    appendMany: (inputs) => write(inputs),
-    appendGroups: (groups) => records.add(groups),
-    recordCounts: () => records.counts(),
-    appendAsync: async <I extends AppendInput>(input: I) =>
-      (await write([input]))[0] as AuditEvent<I['type']>,
-    async endSession(sessionId, reason) {
-      await lease.ready();
-      // The views of its console approvals shared with the other replicas go in the same transaction.
-      const written = await appendOrderedPgEvents(
-        pool,
-        { sessions: [sessionId], calls: [] },
-        (book) =>
-          book.session(sessionId)?.ended === true
-            ? []
-            : closingEvents(
-                sessionId,
-                { pending: book.pendingApprovals(sessionId), open: book.openCalls(sessionId) },
-                reason,
-                'session_ended',
-              ),
-        o.viewKey === undefined ? undefined : (client) => pendingViewCleanup.ofSession(client, sessionId),
-      );
-      const ended = written.at(-1) ?? (await sessionEvents(sessionId, ['session_ended']))[0];
-      return ended as AuditEvent<'session_ended'>;
-    },
-    sessionState: async (sessionId) =>
-      foldSessionState(sessionId, await sessionEvents(sessionId, SESSION_STATE_EVENTS)),
-    sessionEvents,
-    listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
-    getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
+  const replicas: ReplicaLog = {
     async pendingCall(callId) {
       let rows: { type: string; session_id: string; payload: string }[];
       try {
@@ -271,14 +236,55 @@ export function openPgCallLog(o: PgCallLogOptions): PgCallLog {
       }
     },
     ...(o.viewKey === undefined ? {} : { pendingViews: createPgPendingViews(pool, o.viewKey, owner) }),
-    runsRefused,
-    refuseRuns,
-    holdLease: () => lease.begin(),
     leaseFresh: () => lease.fresh(),
     onLeaseLost(listener) {
       lost.add(listener);
       return () => lost.delete(listener);
     },
+  };
+
+  return {
+    target: redactPostgresUrl(o.url),
+    async startSessionAsync(input, options) {
+      const sessionId = options?.sessionId ?? randomUUID();
+      const [ev] = await write([{ type: 'session_started', sessionId, payload: { ...input, owner } }]);
+      return ev as AuditEvent<'session_started'>;
+    },
+    append: async <I extends AppendInput>(input: I) => (await write([input]))[0] as AuditEvent<I['type']>,
+    appendMany: (inputs) => write(inputs),
+    appendGroups: (groups) => records.add(groups),
+    recordCounts: () => records.counts(),
+    appendAsync: async <I extends AppendInput>(input: I) =>
+      (await write([input]))[0] as AuditEvent<I['type']>,
+    async endSession(sessionId, reason) {
+      await lease.ready();
+      // The views of its console approvals shared with the other replicas go in the same transaction.
+      const written = await appendOrderedPgEvents(
+        pool,
+        { sessions: [sessionId], calls: [] },
+        (book) =>
+          book.session(sessionId)?.ended === true
+            ? []
+            : closingEvents(
+                sessionId,
+                { pending: book.pendingApprovals(sessionId), open: book.openCalls(sessionId) },
+                reason,
+                'session_ended',
+              ),
+        o.viewKey === undefined ? undefined : (client) => pendingViewCleanup.ofSession(client, sessionId),
+      );
+      const ended = written.at(-1) ?? (await sessionEvents(sessionId, ['session_ended']))[0];
+      return ended as AuditEvent<'session_ended'>;
+    },
+    sessionState: async (sessionId) =>
+      foldSessionRecord(sessionId, await sessionEvents(sessionId, SESSION_STATE_EVENTS)),
+    sessionEvents,
+    listCalls: async (filter) => (await projectPgCalls(pool, filter ?? {})).calls,
+    getCall: async (callId) => (await projectPgCalls(pool, { callId })).detail(callId),
+    replicas,
+    runsRefused,
+    refuseRuns,
+    holdLease: () => lease.begin(),
     async verifyInBackground() {
       try {
         const { chain } = await verifyPgChain(pool);

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PendingViewBoard, SharedView, WaitingView } from '../call-log.js';
+import type { PendingViewBoard, SharedView, WaitingView } from '../replica-log.js';
 import type { SessionOwner } from '../is-owner-alive.js';
 import { pgFailure } from './pg-failure.js';
 import { PG_SCHEMA } from './pg-schema.js';

@@ -1,6 +1,6 @@
 /** The decisions a person can give, and why a call ended up approved or refused. */
 
-import { APPROVAL_DECISIONS, DECISION_REASONS } from '../approval-vocabulary.js';
+import { APPROVAL_DECISIONS, DECISION_REASONS } from './approval-vocabulary.js';
 
 export { APPROVAL_DECISIONS, DECISION_REASONS };
 
@@ -23,11 +23,13 @@ export interface ApprovalOutcome {
 }
 
 /**
- * Denials that count towards the loop guard: a person said no, dismissed the form, or let it time out.
- * Client failures (`invalid_response`, `elicitation_error`), answers no one saw (`answered_unseen`), tool calls the
- * client cancelled (`request_cancelled`), refusals without a prompt and aborts do not.
+ * The one definition of a denial (what the loop guard counts, and what the audit log's view of a session counts): a
+ * person said no, dismissed the form, or let it time out. Client failures (`invalid_response`,
+ * `elicitation_error`), answers no one saw (`answered_unseen`), tool calls the client cancelled
+ * (`request_cancelled`), refusals without a prompt (`rules`, `no_approver`, `cached`, `loop_guard`,
+ * `session_aborted`), closings (`server_restart`, `session_ended`) and aborts do not.
  */
-export function countsAsDenial(outcome: ApprovalOutcome): boolean {
+export function countsAsDenial(outcome: { decision: string; reason: string }): boolean {
   return (
     outcome.decision === 'denied' &&
     (outcome.reason === 'user' ||

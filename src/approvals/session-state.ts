@@ -4,7 +4,7 @@ import {
   isDecisionReason,
   type ApprovalOutcome,
 } from './approval-decision.js';
-import { byCodeUnit } from './approval-key.js';
+import { byCodeUnit } from '../gate/approval-key.js';
 
 /** The audit events this state is made of, as written and as read back. */
 export type SessionEvent =

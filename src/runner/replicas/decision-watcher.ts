@@ -1,6 +1,6 @@
-import type { CallLog } from '../audit/call-log.js';
-import type { AuditEvent } from '../audit/types.js';
-import type { Logger } from '../log.js';
+import type { CallLog } from '../../audit/call-log.js';
+import type { AuditEvent } from '../../audit/types.js';
+import type { Logger } from '../../log.js';
 
 /** Polls a shared log for decisions another server process recorded for calls waiting here. */
 export interface DecisionWatcher {
@@ -31,7 +31,7 @@ export function createDecisionWatcher(o: {
     busy = true;
     try {
       const audit = await o.audit();
-      const found = (await audit.decisionsOf?.([...watched])) ?? [];
+      const found = (await audit.replicas?.decisionsOf([...watched])) ?? [];
       failing = false;
       for (const ev of found) {
         if (!watched.has(ev.callId ?? '')) continue;

@@ -1,12 +1,8 @@
 import * as z from 'zod';
 import { POLICY_ACTIONS } from '../config/approval-schema.js';
-import {
-  cardDisplay,
-  MAX_CARD_FINDINGS,
-  MAX_KEYS,
-  type ApprovalView,
-  type CardDisplay,
-} from '../gate/index.js';
+import { type ApprovalView } from './approval-message.js';
+import { cardDisplay, MAX_CARD_FINDINGS, type CardDisplay } from './card-display.js';
+import { MAX_KEYS } from './display-call.js';
 
 const HEX64 = /^[0-9a-f]{64}$/;
 const LEVEL = z.enum(['low', 'medium', 'high']);

@@ -1,9 +1,12 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import type { CallLog, PendingViewBoard, WaitingView } from '../audit/call-log.js';
-import { summarizeInput, type ApprovalDecision, type ApprovalView } from '../gate/index.js';
+import type { CallLog } from '../audit/call-log.js';
+import type { PendingViewBoard, WaitingView } from '../audit/replica-log.js';
+import { summarizeInput } from '../gate/index.js';
+import { type ApprovalDecision } from '../approvals/approval-decision.js';
+import { type ApprovalView } from '../approvals/approval-message.js';
 import type { Logger } from '../log.js';
 import type { Runner, SeenCall, SharedRecorded } from '../runner/runner-types.js';
-import { parseSharedApproval, parseSharedInput, type SharedApproval } from '../runner/shared-approval.js';
+import { parseSharedApproval, parseSharedInput, type SharedApproval } from '../approvals/replica-card.js';
 import type { ConsoleApproval, DecideResult } from './approval-queue.js';
 
 /**
@@ -152,7 +155,7 @@ export function createSharedApprovals(deps: {
     if (lookedAt !== undefined && now() - lookedAt < LOOK_EVERY_MS) return Promise.resolve();
     looking = (async () => {
       try {
-        const board = (await deps.audit()).pendingViews;
+        const board = (await deps.audit()).replicas?.pendingViews;
         if (board !== undefined) await look(board);
         failing = false;
       } catch (err) {
@@ -200,7 +203,7 @@ export function createSharedApprovals(deps: {
     if (lastInput?.callId === callId) return lastInput.view;
     let opened: unknown;
     try {
-      opened = await (await deps.audit()).pendingViews?.input(callId);
+      opened = await (await deps.audit()).replicas?.pendingViews?.input(callId);
     } catch (err) {
       log.warn({ err, callId }, 'approval console could not read the input of an approval waiting elsewhere');
       return undefined;

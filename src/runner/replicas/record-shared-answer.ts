@@ -1,22 +1,15 @@
-import type { CallLog } from '../audit/call-log.js';
-import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
-import type { Config } from '../config/config-schema.js';
-import { isSkillsError, SkillsError } from '../errors.js';
-import {
-  createSessionState,
-  interpretAnswer,
-  type ApprovalAnswer,
-  type ApprovalOutcome,
-} from '../gate/index.js';
-import { decisionEvents, finishedEvent } from './call-events.js';
-import type { DecisionSigner } from './decision-signer.js';
-import type { SeenCall, SharedRecorded } from './runner-types.js';
-
-/** The log refused a decision because the call was decided or closed meanwhile (by any server process). */
-export const isDecidedElsewhere = (e: unknown): boolean =>
-  isSkillsError(e) &&
-  e.code === 'AUDIT_FAILED' &&
-  /already decided|terminal event|session has ended/.test(e.message);
+import type { CallLog } from '../../audit/call-log.js';
+import { isStoppedRefusal } from '../../audit/is-stopped-refusal.js';
+import type { Config } from '../../config/config-schema.js';
+import { isSameCall } from '../../approvals/same-call.js';
+import { SkillsError } from '../../errors.js';
+import { isDecidedElsewhere } from '../is-decided-elsewhere.js';
+import { type ApprovalOutcome } from '../../approvals/approval-decision.js';
+import { interpretAnswer, type ApprovalAnswer } from '../../approvals/approval-request.js';
+import { createSessionState } from '../../approvals/session-state.js';
+import { decisionEvents, finishedEvent } from '../call-events.js';
+import type { DecisionSigner } from '../decision-signer.js';
+import type { SeenCall, SharedRecorded } from '../runner-types.js';
 
 const approving = (o: ApprovalOutcome) => o.decision === 'approved' || o.decision === 'approved_for_session';
 
@@ -37,18 +30,13 @@ export async function recordSharedAnswer(
   seen: SeenCall,
   answer: ApprovalAnswer,
 ): Promise<SharedRecorded> {
-  const sp = await audit.pendingCall?.(callId);
+  const sp = await audit.replicas?.pendingCall(callId);
   if (sp === undefined || sp.channel !== 'console') return { kind: 'gone' };
-  const same =
-    sp.sessionId === seen.sessionId &&
-    sp.approvalKey === seen.approvalKey &&
-    sp.inputSha256 === seen.inputSha256 &&
-    sp.bundleSha256 === seen.bundleSha256;
-  if (!same) return { kind: 'mismatch' };
+  if (sp.sessionId !== seen.sessionId || !isSameCall(sp, { binding: seen })) return { kind: 'mismatch' };
   const family = sp.sessionId.split('.')[0]!;
   const gate = createSessionState(
     { loopGuard: config.approval.loop_guard },
-    ((await audit.gateEventsOf?.(family, 0)) ?? []).filter((ev) => signer.mayApply(ev)),
+    ((await audit.replicas?.gateEventsOf(family, 0)) ?? []).filter((ev) => signer.mayApply(ev)),
   );
   const stopped: ApprovalOutcome = { decision: 'denied', reason: 'session_aborted' };
   const o = gate.isAborted() ? stopped : interpretAnswer(answer);

@@ -1,6 +1,6 @@
 import type { ApprovalConfig, PolicyAction } from '../config/approval-schema.js';
 import type { DecisionReason } from './approval-decision.js';
-import type { RiskLevel } from './risk-patterns.js';
+import type { RiskLevel } from '../gate/risk-patterns.js';
 
 export interface RefusalContext {
   skill: string;

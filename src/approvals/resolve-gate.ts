@@ -1,6 +1,6 @@
 import type { ApprovalConfig } from '../config/approval-schema.js';
 import type { ApprovalOutcome } from './approval-decision.js';
-import type { PolicyDecision } from './policy.js';
+import type { PolicyDecision } from '../gate/policy.js';
 import type { SessionState } from './session-state.js';
 
 /**

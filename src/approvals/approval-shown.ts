@@ -1,7 +1,7 @@
-import { sha256Hex } from './approval-key.js';
+import { sha256Hex } from '../gate/approval-key.js';
 import { MAX_FINDINGS } from './approval-message.js';
 import type { DisplayedCall } from './display-call.js';
-import type { RiskLevel } from './risk-patterns.js';
+import type { RiskLevel } from '../gate/risk-patterns.js';
 
 /**
  * What the person was shown when asked, as the audit log keeps it (`approval_requested.shown`): the risk and the

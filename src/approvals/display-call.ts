@@ -1,7 +1,7 @@
 import { escapeForDisplay } from '../escape-for-display.js';
 import type { ApprovalView } from './approval-message.js';
-import type { Risk } from './guard.js';
-import { maxRiskLevel } from './guard.js';
+import type { Risk } from '../gate/guard.js';
+import { maxRiskLevel } from '../gate/guard.js';
 import {
   displayArgv,
   displayName,

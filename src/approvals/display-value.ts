@@ -1,5 +1,5 @@
 import { escapeForDisplay } from '../escape-for-display.js';
-import { canonicalInput, sha256Hex } from './approval-key.js';
+import { canonicalInput, sha256Hex } from '../gate/approval-key.js';
 
 /**
  * How values a model sent are shown to a person: every invisible, bidi or stacking character escaped (see

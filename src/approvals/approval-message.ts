@@ -1,10 +1,10 @@
-import type { InputSummary } from './approval-key.js';
-import type { Risk } from './guard.js';
-import { describeFinding } from './guard.js';
-import type { PolicyDecision } from './policy.js';
+import type { InputSummary } from '../gate/approval-key.js';
+import type { Risk } from '../gate/guard.js';
+import { describeFinding } from '../gate/guard.js';
+import type { PolicyDecision } from '../gate/policy.js';
 import { escapeForDisplay } from '../escape-for-display.js';
 import { displayCall, type DisplayedCall, type FullValue } from './display-call.js';
-import type { OperatorGrants } from './effective-requests.js';
+import type { OperatorGrants } from '../gate/effective-requests.js';
 
 /** Everything the approval screen shows about one call. Host paths appear only where a person needs them. */
 export interface ApprovalView {

@@ -1,26 +1,26 @@
-import type { CallLog } from '../audit/call-log.js';
-import type { ApprovalDecidedPayload } from '../audit/payload-schemas.js';
-import type { AuditEvent } from '../audit/types.js';
-import type { Config } from '../config/config-schema.js';
-import type { ApprovalView } from '../gate/index.js';
-import type { Logger } from '../log.js';
-import { finishedEvent } from './call-events.js';
-import { bindingOf, type DecisionSigner } from './decision-signer.js';
-import { isDecidedElsewhere } from './record-shared-answer.js';
-import { refused, type CallResult } from './call-result.js';
+import type { CallLog } from '../../audit/call-log.js';
+import type { ApprovalDecidedPayload } from '../../audit/payload-schemas.js';
+import type { AuditEvent } from '../../audit/types.js';
+import type { Config } from '../../config/config-schema.js';
+import type { ApprovalView } from '../../approvals/approval-message.js';
+import type { Logger } from '../../log.js';
+import { finishedEvent } from '../call-events.js';
+import { bindingOf, type DecisionSigner } from '../decision-signer.js';
+import { isDecidedElsewhere } from '../is-decided-elsewhere.js';
+import { refused, type CallResult } from '../call-result.js';
 import { createDecisionWatcher } from './decision-watcher.js';
-import type { LiveSession } from './live-sessions.js';
-import type { Pending, PendingApprovals } from './pending-approvals.js';
-import type { PreparedCall } from './prepare-call.js';
-import type { CallContext, DecidedElsewhere, Recorded } from './runner-types.js';
-import { sharedParts } from './shared-approval.js';
-import { principalDigest } from '../audit/principal-digest.js';
+import type { LiveSession } from '../live-sessions.js';
+import type { Pending, PendingApprovals } from '../pending-approvals.js';
+import type { PreparedCall } from '../prepare-call.js';
+import type { CallContext, DecidedElsewhere, Recorded } from '../runner-types.js';
+import { sharedParts } from '../../approvals/replica-card.js';
+import { principalDigest } from '../../audit/principal-digest.js';
 
 /**
  * With a log shared by replicas (and their shared secret): the console approvals waiting in this process, shown to
  * the consoles of the others, and the decisions those record for them.
  */
-export interface SharedConsoleApprovals {
+export interface OutboundApprovals {
   /** Shares a console approval now waiting here (sealed) and looks for a decision recorded elsewhere meanwhile. */
   share(audit: CallLog, s: LiveSession, callId: string, approvalKey: string, view: ApprovalView): void;
   /** The call no longer waits for a decision here: its view goes, and its decision is no longer looked for. */
@@ -37,7 +37,7 @@ export interface SharedConsoleApprovals {
   close(): void;
 }
 
-export interface SharedConsoleDeps {
+export interface OutboundApprovalDeps {
   audit: () => Promise<CallLog>;
   /** Checks the MAC of a decision recorded elsewhere; without its key nothing is shared. */
   signer: DecisionSigner;
@@ -63,7 +63,7 @@ export interface SharedConsoleDeps {
 
 const approving = (decision: string) => decision === 'approved' || decision === 'approved_for_session';
 
-export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedConsoleApprovals {
+export function createOutboundApprovals(deps: OutboundApprovalDeps): OutboundApprovals {
   const { log, config, signer } = deps;
   const shared = new Set<string>();
   /** Calls for which a decision whose MAC does not verify was found (logged once each). */
@@ -83,7 +83,7 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
     watcher.unwatch(callId);
     void deps
       .audit()
-      .then((a) => a.pendingViews?.drop(callId))
+      .then((a) => a.replicas?.pendingViews?.drop(callId))
       .catch((err: unknown) => log.warn({ err, callId }, 'could not remove a shared approval'));
   };
 
@@ -148,7 +148,8 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
   };
 
   /** The decision that won the claim on a call (the first recorded), or undefined when there is none. */
-  const winner = async (callId: string) => (await (await deps.audit()).decisionsOf?.([callId]))?.[0]?.payload;
+  const winner = async (callId: string) =>
+    (await (await deps.audit()).replicas?.decisionsOf([callId]))?.[0]?.payload;
 
   /**
    * The claim went to a decision that does not verify: nothing can be recorded for the call any more, so it ends
@@ -169,9 +170,9 @@ export function createSharedConsoleApprovals(deps: SharedConsoleDeps): SharedCon
 
   return {
     share(audit, s, callId, approvalKey, view) {
-      const board = audit.pendingViews;
+      const board = audit.replicas?.pendingViews;
       // Shared only when the decisions other consoles record for it can be checked here.
-      if (board === undefined || audit.decisionsOf === undefined || !signer.enabled) return;
+      if (board === undefined || !signer.enabled) return;
       shared.add(callId);
       watcher.watch(callId);
       const caller = s.info.caller;
