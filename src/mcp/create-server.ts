@@ -130,7 +130,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   /** The instance for one call of `tool`, or undefined when no tool has that name. */
   const buildFor = (session: SessionInfo, tool: string): McpServer | undefined => {
     const compact = isCompact();
-    const skill = compact ? undefined : deps.catalog().skills.find((s) => s.toolName === tool);
+    const skill = compact ? undefined : deps.catalog().byToolName(tool);
     const { server, bridge } = instance(session, compact);
     const def =
       skill !== undefined
