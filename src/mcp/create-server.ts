@@ -168,6 +168,14 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       const own = sessionFilesResource(deps.runsDir, session);
       server.registerResource(own.name, own.template, own.config, (uri, vars) => own.read(uri, vars));
     }
+    if (runner !== undefined) {
+      // Once the client is connected, the first run's one-time work starts, off the path of the first answers.
+      const initialized = server.server.oninitialized;
+      server.server.oninitialized = () => {
+        initialized?.();
+        setImmediate(() => void runner.prepareRuns().catch(() => undefined));
+      };
+    }
     live.add(l);
     const previous = server.server.onclose;
     server.server.onclose = () => {

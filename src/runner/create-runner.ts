@@ -30,6 +30,7 @@ import { createLiveSessions, type LiveSession } from './live-sessions.js';
 import { createLateResults } from './late-results.js';
 import { createPendingApprovals, type Pending } from './pending-approvals.js';
 import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
+import { prepareRuns } from './prepare-runs.js';
 import { createReadOnlyRecords } from './read-only-records.js';
 import { recordInvalid } from './record-invalid.js';
 import type { RecordedArtifact } from './read-artifact.js';
@@ -665,8 +666,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
+  let prepared: Promise<void> | undefined;
   return {
     entryInput: caches.entryInput,
+    prepareRuns: () => (prepared ??= prepareRuns(deps)),
     begin: (req, ctx) => forgetIfEnded(req.session, () => begin(req, ctx)),
     pendingView,
     resume: (callId, info, answer, ctx, retry) =>
