@@ -235,19 +235,10 @@ async function serve(
     stateSecret.fill(0);
     log.info({ file: config.http.state_key_file }, 'approval round trips signed with the shared state key');
   }
-  // Probe the sandbox once the server is up (off the first request's path), so problems show in the log early.
-  const probeTimer = setTimeout(() => {
-    void services
-      .sandbox()
-      .then((s) => s.probe())
-      .then((p) =>
-        p.healthy
-          ? log.info({ adapter: p.adapter, limits: p.limits }, 'sandbox ready')
-          : log.warn({ diagnosis: p.diagnosis }, 'sandbox unavailable: skill scripts will be refused'),
-      )
-      .catch((err: unknown) => log.warn({ err }, 'sandbox probe failed'));
-  }, 1000);
-  probeTimer.unref();
+  // The first run's one-time work (audit log, sandbox probe, interpreters) once the server is up, off the first
+  // request's path, so problems show in the log early; a session's initialize starts it sooner (create-server).
+  const prepareTimer = setTimeout(() => void services.runner.prepareRuns().catch(() => undefined), 1000);
+  prepareTimer.unref();
   if (config.watch) {
     watcher = watchCatalog({
       roots: config.skills,
@@ -283,7 +274,7 @@ async function serve(
     if (config.http.enabled) return await (await import('./serve-http.js')).runHttp(ctx);
     return await runStdio(ctx, stdin);
   } finally {
-    clearTimeout(probeTimer);
+    clearTimeout(prepareTimer);
     watcher?.close();
     deferred?.close();
     cache.flush();

@@ -130,7 +130,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   /** The instance for one call of `tool`, or undefined when no tool has that name. */
   const buildFor = (session: SessionInfo, tool: string): McpServer | undefined => {
     const compact = isCompact();
-    const skill = compact ? undefined : deps.catalog().skills.find((s) => s.toolName === tool);
+    const skill = compact ? undefined : deps.catalog().byToolName(tool);
     const { server, bridge } = instance(session, compact);
     const def =
       skill !== undefined
@@ -167,6 +167,14 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     if (runner !== undefined && deps.runsDir !== undefined && deps.config.runs.session_folder.enabled) {
       const own = sessionFilesResource(deps.runsDir, session);
       server.registerResource(own.name, own.template, own.config, (uri, vars) => own.read(uri, vars));
+    }
+    if (runner !== undefined) {
+      // Once the client is connected, the first run's one-time work starts, off the path of the first answers.
+      const initialized = server.server.oninitialized;
+      server.server.oninitialized = () => {
+        initialized?.();
+        setImmediate(() => void runner.prepareRuns().catch(() => undefined));
+      };
     }
     live.add(l);
     const previous = server.server.onclose;

@@ -6,6 +6,7 @@ import { createDecisions } from './decide-call.js';
 import { createReplicas, type Replicas } from './replicas/create-replicas.js';
 import { createRunnerCore } from './runner-core.js';
 import type { Runner, RunnerDeps } from './runner-types.js';
+import { prepareRuns } from './prepare-runs.js';
 import type { SessionInfo } from './session.js';
 import { removeSessionFolder } from './session-folder.js';
 
@@ -60,8 +61,10 @@ export function createRunner(deps: RunnerDeps): Runner {
     }
   };
 
+  let prepared: Promise<void> | undefined;
   return {
     entryInput: core.caches.entryInput,
+    prepareRuns: () => (prepared ??= prepareRuns(deps)),
     begin: (req, ctx) => forgetIfEnded(req.session, () => begin(req, ctx)),
     pendingView: (callId) => {
       const p = pending.get(callId);

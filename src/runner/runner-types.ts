@@ -102,6 +102,11 @@ export type DecidedElsewhere = (
 export interface Runner {
   /** The input schema of an executable skill's tool (frontmatter → argparse → free-form). */
   entryInput(skill: Skill): EntryInput;
+  /**
+   * Gets the first run ready ahead of it (audit log, sandbox probe, interpreters: see `prepare-runs.ts`), so the
+   * first call of a session costs what the others do. Started once the server serves; idempotent; never rejects.
+   */
+  prepareRuns(): Promise<void>;
   /** Stages 1–4: records the request and policy, then runs, refuses, or asks for approval. */
   begin(req: CallRequest, ctx: CallContext): Promise<Begin>;
   /**

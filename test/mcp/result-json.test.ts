@@ -8,9 +8,9 @@ const files = [
 const view = {
   content: [
     { type: 'text' as const, text: '# demo\n\nDoes things.' },
-    { type: 'resource_link' as const, uri: files[1]!.uri, name: files[1]!.path, size: 40 },
+    { type: 'text' as const, text: '- SKILL.md (120 B)\n- scripts/run.py (40 B)' },
   ],
-  structuredContent: { name: 'demo', kind: 'instruction', instructions: 'Does things.', files },
+  structuredContent: { name: 'demo', kind: 'instruction', description: 'Does things.', files },
 };
 rememberResultJson(view);
 

@@ -28,8 +28,6 @@ describe('a SKILL.md that changed after start-up, without a watcher', () => {
     });
     return { file: join(skills.dir, 'commit-message', 'SKILL.md'), seen, client: c.client };
   };
-  const instructionsOf = (r: { structuredContent?: unknown }) =>
-    (r.structuredContent as { instructions: string; description: string } | undefined)?.instructions;
 
   it('serves the edited text after reloading, and tells the client the tools changed', async () => {
     const { file, seen, client } = await start();
@@ -37,7 +35,7 @@ describe('a SKILL.md that changed after start-up, without a watcher', () => {
     writeFileSync(file, original.replace('# Commit message', '# Commit message, edited'));
     const r = await client.callTool({ name: 'commit-message', arguments: {} });
     expect(r.isError).toBeFalsy();
-    expect(instructionsOf(r)).toContain('# Commit message, edited');
+    expect(textOf(r)).toContain('# Commit message, edited');
     await waitFor(() => seen.tools > 0, 10_000, 'tools list_changed after the reload');
     const prompt = await client.getPrompt({ name: 'commit-message', arguments: {} });
     expect(JSON.stringify(prompt.messages)).toContain('# Commit message, edited');

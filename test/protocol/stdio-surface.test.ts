@@ -50,16 +50,19 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
     });
   });
 
-  it("returns an instruction skill's instructions, file index and resource links from its tool", async () => {
+  it("returns an instruction skill's instructions and a compact file index, with file URIs for programs", async () => {
     const r = await c.client.callTool({ name: 'markdown-toc', arguments: {} });
     expect(r.isError).toBeFalsy();
-    const text = (r.content as Text[])[0]!.text;
-    expect(text).toContain('# markdown-toc');
-    expect(text).toContain('scripts/toc.py');
+    const blocks = r.content as Text[];
+    expect(blocks.map((b) => b.type)).toEqual(['text']);
+    const text = blocks[0]!.text;
+    expect(text).toContain('# Markdown TOC');
+    expect(text).toContain('- scripts/toc.py (');
     expect(text).toContain('run_skill_script');
-    const links = (r.content as { type: string; uri?: string }[]).filter((b) => b.type === 'resource_link');
-    expect(links.map((l) => l.uri)).toContain('skill://markdown-toc/SKILL.md');
+    const view = r.structuredContent as { files: { path: string; uri: string }[] };
     expect(r.structuredContent).toMatchObject({ name: 'markdown-toc', kind: 'instruction' });
+    expect(Object.keys(r.structuredContent!)).not.toContain('instructions');
+    expect(view.files.map((f) => f.uri)).toContain('skill://markdown-toc/SKILL.md');
   });
 
   it('reads a file of a skill with read_skill_file', async () => {

@@ -2,7 +2,7 @@ import { escapeForDisplay } from '../../escape-for-display.js';
 import * as z from 'zod';
 import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
-import { SkillViewSchema, skillView } from '../skill-view.js';
+import { skillView } from '../skill-view.js';
 import { skillRemoved, toolError } from '../tool-error.js';
 import type { ToolDef } from './tool-def.js';
 import { memoJsonSchema } from '../memo-json-schema.js';
@@ -10,7 +10,10 @@ import { memoJsonSchema } from '../memo-json-schema.js';
 const input = z.object({});
 const MAX_DESCRIPTION = 1024;
 
-/** The per-skill tool: returns the skill's instructions and file index. */
+/**
+ * The per-skill tool: returns the skill's instructions and file index. No output schema: it would repeat the same
+ * bytes in tools/list once per skill; the result shape is documented (docs/clients.md) and the same as load_skill's.
+ */
 export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean): ToolDef => {
   const renamed = skill.toolName !== skill.name ? ` (skill "${skill.name}")` : '';
   const description =
@@ -23,7 +26,6 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
       title: `Skill: ${escapeForDisplay(skill.name)}`,
       description: `${description}\n\nReturns the skill's instructions${renamed} and its file index.`,
       inputSchema: memoJsonSchema(input),
-      outputSchema: memoJsonSchema(SkillViewSchema),
       annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
     },
     skillOf: () => skill.name,
