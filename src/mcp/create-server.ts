@@ -24,6 +24,9 @@ import { skillTool } from './tools/skill-tool.js';
 import { refuseLargeInput } from './tool-input-limit.js';
 import type { ToolDef } from './tools/tool-def.js';
 
+/** How long after `initialized` the first run's preparation starts: the client's first lists come before it. */
+const PREPARE_RUNS_DELAY_MS = 50;
+
 /** Auto mode serves one tool per skill up to this many skills, else the compact pair. */
 export const AUTO_PER_SKILL_LIMIT = 30;
 
@@ -169,11 +172,11 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       server.registerResource(own.name, own.template, own.config, (uri, vars) => own.read(uri, vars));
     }
     if (runner !== undefined) {
-      // Once the client is connected, the first run's one-time work starts, off the path of the first answers.
+      // Once the client is connected, the first run's one-time work starts, after the first lists are answered.
       const initialized = server.server.oninitialized;
       server.server.oninitialized = () => {
         initialized?.();
-        setImmediate(() => void runner.prepareRuns().catch(() => undefined));
+        setTimeout(() => void runner.prepareRuns().catch(() => undefined), PREPARE_RUNS_DELAY_MS).unref();
       };
     }
     live.add(l);
