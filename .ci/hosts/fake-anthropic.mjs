@@ -15,7 +15,12 @@ const textOf = (content) =>
 function streamMessage(res, model, blocks, stopReason) {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
   const send = (type, data) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-  const usage = { input_tokens: 10, output_tokens: 10, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+  const usage = {
+    input_tokens: 10,
+    output_tokens: 10,
+    cache_creation_input_tokens: 0,
+    cache_read_input_tokens: 0,
+  };
   const id = `msg_fake_${Date.now().toString(36)}`;
   send('message_start', {
     message: { id, type: 'message', role: 'assistant', model, content: [], stop_reason: null, usage },
@@ -25,12 +30,21 @@ function streamMessage(res, model, blocks, stopReason) {
       send('content_block_start', { index, content_block: { type: 'text', text: '' } });
       send('content_block_delta', { index, delta: { type: 'text_delta', text: block.text } });
     } else {
-      send('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
-      send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) } });
+      send('content_block_start', {
+        index,
+        content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+      });
+      send('content_block_delta', {
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(block.input) },
+      });
     }
     send('content_block_stop', { index });
   });
-  send('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: 10 } });
+  send('message_delta', {
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: 10 },
+  });
   send('message_stop', {});
   res.end();
 }
@@ -59,7 +73,8 @@ export async function startFakeAnthropic({ tool, input }) {
     if (offered.length === 0) return [[{ type: 'text', text: 'Skills' }], 'end_turn'];
     const id = `toolu_fake_${++counter}`;
     const searched = (body.messages ?? []).some(
-      (m) => Array.isArray(m.content) && m.content.some((b) => b.tool_use_id?.startsWith('toolu_fake_search')),
+      (m) =>
+        Array.isArray(m.content) && m.content.some((b) => b.tool_use_id?.startsWith('toolu_fake_search')),
     );
     const deferred = (body.tools ?? []).find((t) => t.name === tool)?.defer_loading === true;
     if (offered.includes(tool) && (searched || !deferred)) {
@@ -68,7 +83,10 @@ export async function startFakeAnthropic({ tool, input }) {
     }
     if (offered.includes('ToolSearch') && !searched) {
       const search = { query: `select:${tool}`, max_results: 1 };
-      return [[{ type: 'tool_use', id: `toolu_fake_search_${counter}`, name: 'ToolSearch', input: search }], 'tool_use'];
+      return [
+        [{ type: 'tool_use', id: `toolu_fake_search_${counter}`, name: 'ToolSearch', input: search }],
+        'tool_use',
+      ];
     }
     return [[{ type: 'text', text: `No tool named ${tool} was offered.` }], 'end_turn'];
   }
@@ -92,9 +110,21 @@ export async function startFakeAnthropic({ tool, input }) {
       if (!path.endsWith('/v1/messages')) return res.writeHead(404).end();
       const [blocks, stopReason] = decide(body);
       if (body.stream) return streamMessage(res, body.model ?? 'claude-fake', blocks, stopReason);
-      const message = { id: 'msg_fake', type: 'message', role: 'assistant', model: body.model, content: blocks };
+      const message = {
+        id: 'msg_fake',
+        type: 'message',
+        role: 'assistant',
+        model: body.model,
+        content: blocks,
+      };
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ ...message, stop_reason: stopReason, usage: { input_tokens: 10, output_tokens: 10 } }));
+      res.end(
+        JSON.stringify({
+          ...message,
+          stop_reason: stopReason,
+          usage: { input_tokens: 10, output_tokens: 10 },
+        }),
+      );
     });
   });
   await new Promise((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
