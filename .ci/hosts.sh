@@ -2,7 +2,8 @@
 # Real agent hosts against the built server: Claude Code, Codex CLI and Gemini CLI, installed from the npm registry
 # into a throwaway prefix (pinned versions; nothing cached), each with a throwaway HOME.
 # - Claude Code: the whole round in its TUI (tmux) and print mode, against a fake Messages API (.ci/hosts/).
-# - Codex CLI and Gemini CLI: the snippet `skills-mcp config codex|gemini` prints, accepted by `mcp list`.
+# - Codex CLI and Gemini CLI: the snippet `skills-mcp config codex|gemini` prints, accepted by `mcp list`;
+#   Gemini CLI's headless mode, against a fake Gemini API, gets the refusal (it shows no approval forms).
 # Screens go to ${CI_ARTIFACTS:-/tmp/ci-artifacts}/hosts and into this log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -46,4 +47,9 @@ printf '{"%s": "TRUST_FOLDER"}\n' "$project" >"$gemini_home/.gemini/trustedFolde
 gemini_list="$(cd "$project" && HOME="$gemini_home" "$bin/gemini" mcp list 2>&1)"
 echo "$gemini_list"
 grep -q 'skills.*Connected' <<<"$gemini_list" || { echo "hosts: gemini mcp list does not show skills connected" >&2; exit 1; }
+# Headless (`gemini -p`) against a fake Gemini API, signed in with an API key: no forms there, so a refusal.
+node -e 'const fs = require("fs"), f = process.argv[1], s = JSON.parse(fs.readFileSync(f, "utf8"));
+  fs.writeFileSync(f, JSON.stringify({ ...s, security: { auth: { selectedType: "gemini-api-key" } } }));' \
+  "$gemini_home/.gemini/settings.json"
+node .ci/hosts/gemini-cli.mjs "$bin" "$gemini_home"
 echo "hosts: done in $((SECONDS - step_started)) s; screens in $artifacts"
