@@ -237,6 +237,19 @@ describe('audit retention: archive and prune (built CLI, real SQLite files)', ()
   });
 });
 
+describe('audit retention of a PostgreSQL log', () => {
+  it('refuses to archive it, saying so, before connecting', () => {
+    const r = runCli(
+      ['audit', 'archive', '--older-than', '1', '--out', '/nonexistent/a.jsonl'].concat([
+        '--audit',
+        'postgres://audit@127.0.0.1:1/none',
+      ]),
+    );
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('a PostgreSQL audit log cannot be archived or pruned yet');
+  });
+});
+
 describe('audit retention with the server (built binary)', () => {
   let fx: GatedFixture | undefined;
   afterEach(() => {
