@@ -3,6 +3,8 @@ import type { EventType } from './event-types.js';
 import type { ExportedEvent } from './parse-event-row.js';
 import type { ChainPoint } from './verify-chain.js';
 import type { WriterMark } from './writer-mark.js';
+import type { Checkpoint } from './checkpoint.js';
+import type { PruneCounts } from './prune-log.js';
 import type { ProjectionDifference } from './compare-projections.js';
 import type {
   AppendInput,
@@ -90,10 +92,19 @@ export interface AuditStore extends CallLog {
    * busy its writers (SQLite WAL: the snapshot is taken at the first read). Do not write inside it.
    */
   readSnapshot<T>(fn: () => T): T;
-  /** How many events the log holds (rows, whether or not they verify). */
+  /** How many events the log holds (rows, whether or not they verify), those archived and pruned included. */
   eventCount(): number;
-  /** The hash of one event, without parsing it. */
+  /**
+   * The hash of one event, without parsing it. Of the events pruned, the newest checkpoint still names event 1's and
+   * its last one's.
+   */
   hashAt(eventId: number): string | undefined;
+  /** The retention checkpoints (`checkpoint.ts`), oldest first: [] when nothing was ever pruned. */
+  checkpoints(): Checkpoint[];
+  /** The last event of the longest prefix of whole sessions that ended before `endedBefore` (`prune-log.ts`). */
+  archivableThrough(endedBefore: number): number;
+  /** Records the checkpoint and deletes what it covers. Call it inside `withWriteLock`. */
+  prune(checkpoint: Checkpoint): PruneCounts;
   getEvent(eventId: number): AuditEvent | undefined;
   /** For the gate: grants, denial counts per key, loop-guarded keys, aborted flag; rebuilt from events. */
   sessionState(sessionId: string): SessionRecord;

@@ -46,6 +46,11 @@ export interface ChainView {
    * it, such an anchor is truncation.
    */
   newer?(a: AnchorRecord): boolean;
+  /**
+   * Events 1 to this were archived and pruned (the newest checkpoint's): an anchor up to them is checked against
+   * event 1 and the checkpoint's hash only; its head is in the archive (`audit verify --archive`).
+   */
+  archived?: number;
 }
 
 /** The two places anchors are kept: the file (the proof) and the database's copy of the newest one (a witness). */
@@ -190,6 +195,7 @@ function chainMismatch(a: AnchorRecord, chain: ChainView): Omit<AnchorProblem, '
       : { kind: 'rewritten', detail: `${when(a)} names no events but a head hash` };
   if (chain.hashAt(1) !== a.first)
     return { kind: 'rewritten', detail: `event 1 differs from ${when(a)}: the log was rewritten` };
+  if (a.events < (chain.archived ?? 0)) return undefined;
   if (chain.hashAt(a.events) !== a.head)
     return {
       kind: 'rewritten',

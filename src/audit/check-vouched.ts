@@ -27,12 +27,13 @@ export function checkVouched(
   anchors: AnchorCheck,
   marks: readonly WriterMark[],
   key: Buffer,
-  chain: { events: number; hashAt(eventId: number): string | undefined },
+  chain: { events: number; hashAt(eventId: number): string | undefined; archived?: number },
 ): VouchedCheck {
   const from = anchors.marksFrom ?? Number.POSITIVE_INFINITY;
+  // Archived events are vouched for by the signed checkpoint (and, in the archive, by their own marks).
   const byAnchors = Math.min(
     chain.events,
-    Math.max(anchors.reanchored?.events ?? 0, Math.min(from - 1, anchors.covered)),
+    Math.max(anchors.reanchored?.events ?? 0, chain.archived ?? 0, Math.min(from - 1, anchors.covered)),
   );
   let badMarks = 0;
   const good = marks

@@ -37,7 +37,13 @@ export function createAppender(
   runsRefused: () => string | undefined = () => undefined,
   marker?: WriterMarker,
 ): (event: PendingEvent) => AuditEvent {
-  const head = db.prepare('SELECT event_id, hash FROM events ORDER BY event_id DESC LIMIT 1');
+  // Every event pruned: the chain goes on from the newest checkpoint.
+  const head = db.prepare(
+    `SELECT event_id, hash FROM (
+       SELECT * FROM (SELECT event_id, hash FROM events ORDER BY event_id DESC LIMIT 1) UNION ALL
+       SELECT * FROM (SELECT through_event, through_hash FROM checkpoints ORDER BY seq DESC LIMIT 1)
+     ) ORDER BY event_id DESC LIMIT 1`,
+  );
   const insert = db.prepare(
     'INSERT INTO events (event_id, ts, session_id, call_id, type, payload, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );

@@ -148,6 +148,51 @@ WHEN NEW.first_event <> OLD.first_event OR NEW.last_event <= OLD.last_event
 BEGIN SELECT RAISE(ABORT, 'a writer mark can only be extended'); END;
 `,
   },
+  {
+    version: 4,
+    name: 'retention checkpoints: events archived and pruned',
+    sql: `
+CREATE TABLE checkpoints (
+  seq INTEGER PRIMARY KEY,
+  through_event INTEGER NOT NULL,
+  through_hash TEXT NOT NULL,
+  first_hash TEXT NOT NULL,
+  archive_sha256 TEXT NOT NULL,
+  ts INTEGER NOT NULL,
+  mac TEXT NOT NULL
+) STRICT;
+
+CREATE TRIGGER checkpoints_no_update BEFORE UPDATE ON checkpoints
+BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only: UPDATE refused'); END;
+CREATE TRIGGER checkpoints_no_delete BEFORE DELETE ON checkpoints
+BEGIN SELECT RAISE(ABORT, 'checkpoints are append-only: DELETE refused'); END;
+CREATE TRIGGER checkpoints_extend BEFORE INSERT ON checkpoints
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints)
+  OR NEW.through_event <= (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+  OR NEW.through_hash IS NOT (SELECT hash FROM events WHERE event_id = NEW.through_event)
+BEGIN SELECT RAISE(ABORT, 'a checkpoint must name a later event of the chain, with its hash'); END;
+
+DROP TRIGGER events_no_delete;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+WHEN OLD.event_id > (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: DELETE refused'); END;
+
+DROP TRIGGER events_extend_chain;
+CREATE TRIGGER events_extend_chain BEFORE INSERT ON events
+WHEN NEW.event_id IS NOT COALESCE(
+    (SELECT MAX(event_id) FROM events), (SELECT MAX(through_event) FROM checkpoints), 0) + 1
+  OR NEW.prev_hash IS NOT COALESCE(
+    (SELECT hash FROM events ORDER BY event_id DESC LIMIT 1),
+    (SELECT through_hash FROM checkpoints ORDER BY seq DESC LIMIT 1),
+    '${GENESIS_HASH}')
+BEGIN SELECT RAISE(ABORT, 'audit event does not extend the hash chain'); END;
+
+DROP TRIGGER writer_marks_no_delete;
+CREATE TRIGGER writer_marks_no_delete BEFORE DELETE ON writer_marks
+WHEN OLD.last_event > (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+BEGIN SELECT RAISE(ABORT, 'writer marks are append-only'); END;
+`,
+  },
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

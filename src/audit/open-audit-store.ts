@@ -22,6 +22,8 @@ import { sessionEvents, sessionState } from './session-state.js';
 import type { AppendInput, AuditEvent, AuditSettings, RecoveryReport } from './types.js';
 import { verifyChain } from './verify-chain.js';
 import { createWriterMarker, readWriterMarks } from './writer-mark.js';
+import { readCheckpoints } from './checkpoint.js';
+import { archivableThrough, pruneThrough } from './prune-log.js';
 
 export interface OpenAuditStoreOptions {
   /** The SQLite file. Its folder is created (0700) and a new file is made 0600. */
@@ -210,7 +212,18 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       );
     },
     eventCount: () =>
-      guard('read', () => (db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n),
+      guard(
+        'read',
+        () =>
+          (readCheckpoints(db).at(-1)?.through ?? 0) +
+          (db.prepare('SELECT COUNT(*) AS n FROM events').get() as { n: number }).n,
+      ),
+    checkpoints: () => guard('read', () => readCheckpoints(db)),
+    archivableThrough: (endedBefore) => guard('read', () => archivableThrough(db, endedBefore)),
+    prune: (checkpoint) => {
+      writable();
+      return guard('prune', () => pruneThrough(db, checkpoint));
+    },
     writerMarks: () => guard('read', () => readWriterMarks(db)),
     ownHead: () => guard('read', () => marker?.ownHead()),
     readSnapshot: (fn) => guard('read', () => db.transaction(fn).deferred()),
@@ -222,7 +235,16 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       guard('read', () => {
         const row = db.prepare('SELECT hash FROM events WHERE event_id = ?').get(eventId) as
           { hash: string } | undefined;
-        return row?.hash;
+        if (row !== undefined) return row.hash;
+        // Pruned: the newest checkpoint still names the hash of event 1 and of the last event it covers.
+        const cp = readCheckpoints(db).at(-1);
+        return cp === undefined
+          ? undefined
+          : eventId === cp.through
+            ? cp.hash
+            : eventId === 1
+              ? cp.first
+              : undefined;
       }),
     getEvent: (eventId) =>
       guard('read', () => {

@@ -5,6 +5,7 @@ import type { AnchorEvidence, ChainView } from './check-anchors.js';
 import type { ProjectionDifference } from './compare-projections.js';
 import type { VerifyResult } from './types.js';
 import type { WriterMark } from './writer-mark.js';
+import type { Checkpoint } from './checkpoint.js';
 
 /** Everything `audit verify` judges, read so that a log being written cannot look tampered with. */
 export interface LogEvidence {
@@ -15,6 +16,8 @@ export interface LogEvidence {
   /** The snapshot, as the anchor check sees it; anchors newer than it are checked against the log read after. */
   view: ChainView;
   marks: WriterMark[];
+  /** The retention checkpoints, oldest first: the log starts after the newest one. */
+  checkpoints: Checkpoint[];
   summary: ProjectionDifference[];
   damage: string[];
 }
@@ -45,6 +48,7 @@ export function readLogEvidence(store: AuditStore, anchorFile: string): LogEvide
       if (typeof a === 'object') hashAt(a.events);
     }
     const marks = store.writerMarks();
+    const checkpoints = store.checkpoints();
     for (const m of marks) hashAt(m.last);
     let summary: ProjectionDifference[];
     try {
@@ -58,7 +62,7 @@ export function readLogEvidence(store: AuditStore, anchorFile: string): LogEvide
     } catch (e) {
       damage = [(e as Error).message];
     }
-    return { chain, lines, total, copy: store.lastAnchor(), marks, summary, damage };
+    return { chain, lines, total, copy: store.lastAnchor(), marks, checkpoints, summary, damage };
   });
   const copyNow = store.lastAnchor();
   const frozen = new Map(hashes);
@@ -69,8 +73,14 @@ export function readLogEvidence(store: AuditStore, anchorFile: string): LogEvide
     chain: taken.chain,
     total: taken.total,
     anchors: { lines: taken.lines, copy: taken.copy, copyNow },
-    view: { events: taken.total, hashAt: (id) => frozen.get(id), newer },
+    view: {
+      events: taken.total,
+      hashAt: (id) => frozen.get(id),
+      newer,
+      archived: taken.checkpoints.at(-1)?.through ?? 0,
+    },
     marks: taken.marks,
+    checkpoints: taken.checkpoints,
     summary: taken.summary,
     damage: taken.damage,
   };

@@ -1,4 +1,5 @@
 import type { Database } from 'better-sqlite3';
+import { newestCheckpoint } from './checkpoint.js';
 import { createChainWalker } from './create-chain-walker.js';
 import type { VerifyResult } from './types.js';
 
@@ -11,13 +12,25 @@ export interface ChainPoint {
 /**
  * Walks the chain in one read snapshot and returns the first bad row (see `createChainWalker` for the checks). With
  * `from`, only the rows after that point are walked, and the point itself must still hold the same hash (an
- * incremental check). `head` (the last hash) is what the anchors record outside the database: the chain alone cannot
+ * incremental check). A pruned log is walked from its newest checkpoint (see `checkpoint.ts`). `head` (the last hash) is what the anchors record outside the database: the chain alone cannot
  * show truncation or a chain rewritten and re-hashed.
  */
 export function verifyChain(db: Database, from?: ChainPoint, limit = Infinity): VerifyResult {
-  const start = from !== undefined && from.eventId > 0 ? from : undefined;
+  // A pruned log starts after its newest checkpoint: the first remaining event must link to the checkpoint's hash.
+  const cp = newestCheckpoint(db);
+  const cut = cp === undefined ? undefined : { eventId: cp.through, hash: cp.hash };
+  let start = from !== undefined && from.eventId > 0 ? from : undefined;
+  if (cut !== undefined && (start === undefined || start.eventId <= cut.eventId)) {
+    if (start?.eventId === cut.eventId && start.hash !== cut.hash)
+      return createChainWalker(cut).fail(
+        cut.eventId,
+        'hash_mismatch',
+        `event ${cut.eventId} changed since it was verified`,
+      );
+    start = cut;
+  }
   const walker = createChainWalker(start);
-  if (start !== undefined) {
+  if (start !== undefined && start !== cut) {
     const at = db.prepare('SELECT hash FROM events WHERE event_id = ?').get(start.eventId) as
       { hash: string } | undefined;
     if (at === undefined) return walker.fail(start.eventId, 'event_id_gap', `event ${start.eventId} is gone`);

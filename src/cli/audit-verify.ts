@@ -9,6 +9,7 @@ import { ANCHOR_FIX } from '../audit/start-anchoring.js';
 import { isSkillsError } from '../errors.js';
 import type { VerifyResult } from '../audit/types.js';
 import type { CliIo, ExitCode } from './io.js';
+import { judgeRetention } from './judge-retention.js';
 
 export interface AnchorPaths {
   file: string;
@@ -33,14 +34,23 @@ const iso = (ts: number) => new Date(ts).toISOString();
  * from the anchor file, a missing or emptied anchor file), who wrote each event (an event no holder of the anchor key
  * vouches for fails, however well it links), and the summary tables rebuilt from the events. All of it is read from
  * one snapshot, so a log being written verifies as it stood (`readLogEvidence`). Exit 0 only when all of it holds; a
- * log that was never anchored (no key, no anchor file, no copy, no marks in the database) passes with a warning.
+ * log that was never anchored (no key, no anchor file, no copy, no marks in the database) passes with a warning. A
+ * pruned log verifies from its newest checkpoint, which must be signed (`judgeRetention`), as must an archive given.
  */
-export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: AnchorPaths): ExitCode {
+export function auditVerify(
+  store: AuditStore,
+  io: CliIo,
+  json: boolean,
+  paths: AnchorPaths,
+  archiveFile?: string,
+): ExitCode {
   const e = readLogEvidence(store, paths.file);
   const { chain, summary, damage } = e;
   const { anchors, writers } = judgeAnchors(e, paths);
+  const retention = judgeRetention(e.checkpoints, paths.keyFile, archiveFile);
   const ok =
     chain.ok &&
+    retention.ok &&
     (anchors.status === 'ok' || anchors.status === 'none') &&
     (writers === undefined || (writers.unvouchedCount === 0 && writers.badMarks === 0)) &&
     summary.length === 0 &&
@@ -52,12 +62,15 @@ export function auditVerify(store: AuditStore, io: CliIo, json: boolean, paths: 
       chain: { ...chain, total: e.total },
       anchors: { file: paths.file, ...anchors },
       ...(writers === undefined ? {} : { writers }),
+      ...(retention.archived === 0 && retention.archive === undefined
+        ? {}
+        : { retention: { ...retention, lines: undefined } }),
       summary,
     };
     io.out(`${JSON.stringify(report, null, 2).split('\n').map(printable).join('\n')}\n`);
     return ok ? 0 : 1;
   }
-  const out: string[] = [describeChain(chain, e.total)];
+  const out: string[] = [describeChain(chain, e.total), ...retention.lines];
   out.push(...describeAnchors(anchors, e.total, paths.file));
   if (writers !== undefined) out.push(...describeWriters(writers));
   if (summary.length === 0) out.push('summary tables: ok, they match the events');

@@ -9,6 +9,7 @@ import type { ApprovalRequestedPayload } from '../audit/payload-schemas.js';
 import { isSkillsError } from '../errors.js';
 import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { auditExport } from './audit-export.js';
+import { auditArchive } from './audit-archive.js';
 import { auditReanchor } from './audit-reanchor.js';
 import { jsonText } from './json-text.js';
 import { PG_AUDIT_COMMANDS, runPgAudit } from './audit-postgres.js';
@@ -17,7 +18,7 @@ import { AUDIT_HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 
 type Sub = Exclude<keyof typeof AUDIT_HELP, 'audit'>;
-const SUBS: readonly Sub[] = ['verify', 'reanchor', 'list', 'show', 'export'];
+const SUBS: readonly Sub[] = ['verify', 'reanchor', 'archive', 'list', 'show', 'export'];
 const OPTIONS = {
   session: { type: 'string' },
   skill: { type: 'string' },
@@ -29,10 +30,15 @@ const OPTIONS = {
   'i-understand': { type: 'boolean' },
   'allow-broken': { type: 'boolean' },
   'events-only': { type: 'boolean' },
+  'older-than': { type: 'string' },
+  out: { type: 'string' },
+  'dry-run': { type: 'boolean' },
+  archive: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 const ALLOWED: Record<Sub, readonly string[]> = {
-  verify: ['json', 'anchors', 'anchor-key'],
+  verify: ['json', 'anchors', 'anchor-key', 'archive'],
+  archive: ['older-than', 'out', 'dry-run', 'anchors', 'anchor-key'],
   reanchor: ['i-understand', 'anchors', 'anchor-key'],
   list: ['session', 'skill', 'limit', 'json'],
   show: ['json'],
@@ -95,7 +101,16 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
       command,
     );
   }
+  const olderThan = values['older-than'] === undefined ? undefined : Number(values['older-than']);
+  if (command === 'archive') {
+    if (olderThan === undefined || !(Number.isFinite(olderThan) && olderThan >= 0))
+      return usage(io, 'archive needs --older-than DAYS (a number of days, 0 or more)', command);
+    if (values.out === undefined || values.out === '')
+      return usage(io, 'archive needs --out FILE (a new file for the archive)', command);
+  }
   if (isPostgresUrl(opts.auditPath)) {
+    if (command === 'archive' || values.archive !== undefined)
+      return usage(io, 'a PostgreSQL audit log cannot be archived or pruned yet', command);
     if (!PG_AUDIT_COMMANDS.includes(command))
       return usage(
         io,
@@ -130,7 +145,7 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
   let store: AuditStore | undefined;
   try {
     store = openAuditStore(
-      command === 'reanchor'
+      command === 'reanchor' || command === 'archive'
         ? { path: opts.auditPath, recover: false, verifyOnOpen: false }
         : { path: opts.auditPath, readOnly: true },
     );
@@ -140,7 +155,13 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
     };
     switch (command) {
       case 'verify':
-        return auditVerify(store, io, values.json === true, anchors);
+        return auditVerify(store, io, values.json === true, anchors, values.archive);
+      case 'archive':
+        return auditArchive(store, io, anchors, {
+          out: values.out!,
+          olderThanDays: olderThan!,
+          dryRun: values['dry-run'] === true,
+        });
       case 'reanchor':
         return auditReanchor(store, io, anchors);
       case 'list': {

@@ -14,12 +14,14 @@ import { optionsHelp } from './option-table.js';
 
 /** Help texts of `skills-mcp audit` and its subcommands. */
 export const AUDIT_HELP = {
-  audit: `Usage: skills-mcp audit <verify|reanchor|list|show|export> [options] [--audit PATH]
+  audit: `Usage: skills-mcp audit <verify|reanchor|archive|list|show|export> [options] [--audit PATH]
 
-Reads the audit log (SQLite; only reanchor writes to it, and only to record a new anchor).
-  verify [--json] [--anchors FILE] [--anchor-key FILE]
+Reads the audit log (SQLite; only reanchor and archive write to it).
+  verify [--json] [--anchors FILE] [--anchor-key FILE] [--archive FILE]
                                                check the chain, its signed anchors, who wrote each event and
-                                               the summary tables
+                                               the summary tables (and an archive against its checkpoint)
+  archive --older-than DAYS --out FILE [--dry-run]
+                                               move sessions ended DAYS ago to a verified archive, prune them
   reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
                                                accept the log as it stands: set the anchors aside, sign anew
   list [--session ID] [--skill NAME] [--limit N] [--json]
@@ -30,7 +32,7 @@ Reads the audit log (SQLite; only reanchor writes to it, and only to record a ne
 
 The log holds hashes, sizes and key names: never env values, file contents or raw inputs.
 hash = sha256(prev_hash + "\\n" + canonical JSON of {event_id, ts, session_id, call_id, type, payload}).`,
-  verify: `Usage: skills-mcp audit verify [--json] [--anchors FILE] [--anchor-key FILE]
+  verify: `Usage: skills-mcp audit verify [--json] [--anchors FILE] [--anchor-key FILE] [--archive FILE]
 
 Recomputes every event's hash and link; checks every signed anchor (the chain heads the server writes outside
 the database: default <audit>.anchors, key audit-anchor.key beside the database) to detect truncation,
@@ -43,7 +45,21 @@ is missing or empty while the log holds events, or the file lacks the newest anc
 With --audit postgres://USER@HOST:PORT/DATABASE (password from PGPASSWORD or a password file, PGPASSFILE),
 checks the chain of a PostgreSQL audit log from one snapshot, and its anchors when --anchors and --anchor-key
 (or audit_anchors.file and .key_file) name them; without them it warns that a deleted tail cannot show.
-\`export --jsonl\` reads such a log too.`,
+\`export --jsonl\` reads such a log too.
+A log that was archived and pruned verifies from its newest checkpoint ("events 1-N archived"); each checkpoint
+must be signed with the anchor key. With --archive FILE, also checks an archive written by \`audit archive\`:
+its chain and summary, its writer marks and anchors, and that a checkpoint of the log names its sha256 and last
+event.`,
+  archive: `Usage: skills-mcp audit archive --older-than DAYS --out FILE [--dry-run] [--anchors FILE] [--anchor-key FILE]
+
+Audit retention. Writes the oldest sessions that ended more than DAYS days ago to FILE (a new file, 0600), as
+JSON lines in the shape of \`export --jsonl\`: their events, the writer marks and anchors covering them, and an
+{"record":"archive_summary",…}. Only a prefix of the chain, never a hole: it stops at the first event of a
+session that is still open or ended since. The archive is fsynced and read back; then, in one transaction, the
+log records a checkpoint (the last event archived, its hash, the archive's sha256, signed with the anchor key)
+and deletes those events, their summary rows and writer marks. Refuses a log that does not verify and needs the
+anchor key. A running server may keep writing meanwhile. --dry-run says what it would archive and writes nothing.
+A PostgreSQL log cannot be archived yet.`,
   reanchor: `Usage: skills-mcp audit reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
 
 For when the anchors no longer match and you cannot restore them (a lost anchor file, a log restored from a
@@ -83,7 +99,7 @@ Usage:
   skills-mcp run <skill> [script] --input JSON                run a skill like a client would (asks on the terminal)
   skills-mcp deps <list|install|prune> [skill…]               skill environments (Python/Node packages)
   skills-mcp doctor                                           check the sandbox, Node and interpreters
-  skills-mcp audit <verify|reanchor|list|show|export>         read (or re-anchor) the audit log
+  skills-mcp audit <verify|reanchor|archive|list|show|export> read, re-anchor or archive the audit log
   skills-mcp runs prune [--older-than DAYS] [--dry-run]       remove old per-call output folders
   skills-mcp bundles prune [--unused-for DAYS] [--dry-run]    remove verified skill copies no longer used
   skills-mcp console [--audit PATH]                           print the approval console link (for you, not the model)
