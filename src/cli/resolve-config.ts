@@ -1,18 +1,29 @@
+import { homedir } from 'node:os';
 import { dirname, isAbsolute } from 'node:path';
 import type { ConfigInput } from '../config/config-schema.js';
-import { loadConfig, type LoadedConfig } from '../config/load-config.js';
+import { AUTO_SKILLS, loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { pythonProblem } from '../envs/python-problem.js';
 import { isSkillsError } from '../errors.js';
+import { escapeForDisplay } from '../escape-for-display.js';
 import { readOnlyPathLines } from '../sandbox/load-profile.js';
+import { findHostSkillFolders, type HostFolderScan } from '../skills/host-skill-folders.js';
 import { configFromEnv } from './env-config.js';
 import type { CliIo } from './io.js';
 
-/** Layers defaults < file < env < flags. On a bad config prints `path: message` lines and returns undefined (exit 2). */
+export interface ResolvedConfig extends LoadedConfig {
+  /** With `skills: [auto]`: the host skill folders found (served in `config.skills` in its place) and refused. */
+  hostFolders?: HostFolderScan;
+}
+
+/**
+ * Layers defaults < file < env < flags, and puts the host skill folders found in place of `auto` (saying on stderr
+ * which). On a bad config prints `path: message` lines and returns undefined (exit 2).
+ */
 export function resolveConfig(
   io: CliIo,
   flags: Partial<ConfigInput>,
   configFlag: string | undefined,
-): LoadedConfig | undefined {
+): ResolvedConfig | undefined {
   const env = configFromEnv(io.env);
   const file = configFlag ?? env.configFile;
   let loaded: LoadedConfig;
@@ -30,7 +41,27 @@ export function resolveConfig(
       ? []
       : [`${loaded.file === undefined ? '' : `${loaded.file}: `}dependencies.python: ${pythonWhy}`]),
   ];
-  return bad.length === 0 ? loaded : invalid(io, bad);
+  if (bad.length > 0) return invalid(io, bad);
+  return loaded.config.skills.includes(AUTO_SKILLS) ? withHostFolders(io, loaded) : loaded;
+}
+
+/** Replaces `auto` in `skills` with the host skill folders that exist and may be served, and says which on stderr. */
+function withHostFolders(io: CliIo, loaded: LoadedConfig): ResolvedConfig {
+  const scan = findHostSkillFolders({
+    home: io.env.HOME ?? homedir(),
+    project: io.cwd,
+    uid: process.getuid?.() ?? -1,
+  });
+  const { config } = loaded;
+  config.skills = config.skills.flatMap((p) => (p === AUTO_SKILLS ? scan.found.map((f) => f.real) : [p]));
+  const lines = [
+    ...scan.found.map((f) => `  ${f.host} (${f.scope}): ${f.path}`),
+    ...scan.skipped.map((f) => `  ${f.host} (${f.scope}): ${f.path}: not served: ${f.reason}`),
+  ];
+  io.err(
+    `skills-mcp: --skills auto found ${scan.found.length} host skill folder(s)${lines.length > 0 ? `\n${lines.map((l) => escapeForDisplay(l)).join('\n')}` : ''}\n`,
+  );
+  return { ...loaded, hostFolders: scan };
 }
 
 function invalid(io: CliIo, lines: readonly string[]): undefined {
