@@ -7,7 +7,7 @@ import { hostFolderOf } from '../skills/host-skill-folders.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig } from './resolve-config.js';
+import { defined, resolveConfig, withArchives } from './resolve-config.js';
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -33,6 +33,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
   }
   const loaded = resolveConfig(io, defined({ skills: values.skills }), values.config);
   if (loaded === undefined) return 2;
+  withArchives(io, loaded);
   if (loaded.config.skills.length === 0) {
     io.err('skills-mcp list: no skills folder: pass --skills DIR or set skills: in skills-mcp.yaml\n');
     return 2;

@@ -1,13 +1,16 @@
 import { homedir } from 'node:os';
-import { dirname, isAbsolute } from 'node:path';
-import type { ConfigInput } from '../config/config-schema.js';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { Config, ConfigInput } from '../config/config-schema.js';
 import { AUTO_SKILLS, loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { pythonProblem } from '../envs/python-problem.js';
 import { isSkillsError } from '../errors.js';
 import { escapeForDisplay } from '../escape-for-display.js';
 import { readOnlyPathLines } from '../sandbox/load-profile.js';
+import { archiveRoots } from '../skills/archive-roots.js';
 import { findHostSkillFolders, type HostFolderScan } from '../skills/host-skill-folders.js';
 import { configFromEnv } from './env-config.js';
+import { resolveLocalBase } from './audit-path.js';
+import { formatFinding } from './format-finding.js';
 import type { CliIo } from './io.js';
 
 export interface ResolvedConfig extends LoadedConfig {
@@ -86,3 +89,19 @@ function badReadOnlyPaths({ config, file }: LoadedConfig, home: string | undefin
 /** Removes keys whose value is undefined, so they do not override lower layers. */
 export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/**
+ * Adds the extracted `.skill` / `.zip` archives found in the skills folders as roots of their own (extracted under
+ * `<state>/sources/archives/`), and says on stderr which archives were refused and why.
+ */
+export function withArchives<T extends LoadedConfig>(io: CliIo, loaded: T): T {
+  const { config } = loaded;
+  const found = archiveRoots(config.skills, archivesDir(config, io));
+  for (const f of found.findings) io.err(`skills-mcp: ${formatFinding(f, io.cwd)}\n`);
+  if (found.roots.length > 0) config.skills = [...config.skills, ...found.roots];
+  return loaded;
+}
+
+/** Where skill archives are extracted: `sources/archives` in `data_dir`, else beside the audit database. */
+export const archivesDir = (config: Config, io: CliIo): string =>
+  join(config.data_dir ?? dirname(resolveLocalBase(config, io)), 'sources', 'archives');
