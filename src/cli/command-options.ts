@@ -6,7 +6,8 @@ export const SERVE_OPTIONS = {
     type: 'string',
     multiple: true,
     value: 'DIR',
-    description: 'skills folder; repeatable; a name claimed twice serves neither folder',
+    description:
+      'skills folder, or "auto" for the agent hosts\' skill folders; repeatable; a name claimed twice serves neither folder',
   },
   config: {
     type: 'string',

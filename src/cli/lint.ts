@@ -1,12 +1,15 @@
 import { resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { envFindings } from '../envs/env-findings.js';
+import { ConfigSchema } from '../config/config-schema.js';
+import { archiveRoots } from '../skills/archive-roots.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { LINT_OPTIONS } from './command-options.js';
 import { parseOptions } from './option-table.js';
+import { archivesDir } from './resolve-config.js';
 
 export function runLint(args: string[], io: CliIo): ExitCode {
   const { values, positionals } = parseArgs({
@@ -23,9 +26,11 @@ export function runLint(args: string[], io: CliIo): ExitCode {
     io.err('skills-mcp lint: give at least one skills folder, e.g. `skills-mcp lint ./skills`\n');
     return 2;
   }
-  const catalog = loadCatalog(positionals.map((p) => resolve(io.cwd, p)));
+  const roots = positionals.map((p) => resolve(io.cwd, p));
+  const archives = archiveRoots(roots, archivesDir(ConfigSchema.parse({}), io));
+  const catalog = loadCatalog([...roots, ...archives.roots]);
   const deps = catalog.skills.flatMap((s) => envFindings(s).findings);
-  const findings = [...catalog.lint, ...deps].sort(
+  const findings = [...archives.findings, ...catalog.lint, ...deps].sort(
     (a, b) => Number(a.severity === 'warning') - Number(b.severity === 'warning'),
   );
   const errors = findings.filter((f) => f.severity === 'error').length;

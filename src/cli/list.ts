@@ -3,10 +3,11 @@ import { parseArgs } from 'node:util';
 import { envFindings } from '../envs/env-findings.js';
 import { describeGrants } from '../gate/effective-requests.js';
 import { loadCatalog } from '../skills/catalog.js';
+import { hostFolderOf } from '../skills/host-skill-folders.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig } from './resolve-config.js';
+import { defined, resolveConfig, withArchives } from './resolve-config.js';
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -32,6 +33,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
   }
   const loaded = resolveConfig(io, defined({ skills: values.skills }), values.config);
   if (loaded === undefined) return 2;
+  withArchives(io, loaded);
   if (loaded.config.skills.length === 0) {
     io.err('skills-mcp list: no skills folder: pass --skills DIR or set skills: in skills-mcp.yaml\n');
     return 2;
@@ -48,12 +50,19 @@ export function runList(args: string[], io: CliIo): ExitCode {
   const { skill_overrides: overridden, sandbox } = loaded.config;
   const grantsOf = (s: (typeof catalog.skills)[number]) =>
     describeGrants(s, overridden[s.name], sandbox.profile);
+  const hosts = loaded.hostFolders?.found;
+  /** `claude (user)` for a skill found in a host's skill folder (with `--skills auto`). */
+  const hostOf = (dir: string) => {
+    const f = hosts === undefined ? undefined : hostFolderOf(hosts, dir);
+    return f === undefined ? undefined : `${f.host} (${f.scope})`;
+  };
   if (values.json) {
     const skills = catalog.skills.map((s) => ({
       name: s.name,
       tool: s.toolName,
       kind: s.kind,
       origin: displayPath(s.dir, io.cwd),
+      ...(hosts === undefined ? {} : { host: hostOf(s.dir) ?? null }),
       entryPoint: s.entryPoint ?? null,
       warnings: s.warnings.map((w) => ({ rule: w.rule, message: w.message })),
       runsWith: grantsOf(s),
@@ -76,7 +85,10 @@ export function runList(args: string[], io: CliIo): ExitCode {
     io.out(`${escapeForDisplay(json, { multiline: true, json: true })}\n`);
     return 0;
   }
-  const rows = [['NAME', 'KIND', 'TOOL', 'ORIGIN', 'WARNINGS', 'UNDECLARED IMPORTS']];
+  const withHost = hosts !== undefined;
+  const rows = [
+    ['NAME', 'KIND', 'TOOL', 'ORIGIN', ...(withHost ? ['HOST'] : []), 'WARNINGS', 'UNDECLARED IMPORTS'],
+  ];
   for (const s of catalog.skills) {
     rows.push(
       [
@@ -84,6 +96,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
         s.kind,
         s.toolName === s.name ? '=' : s.toolName,
         displayPath(s.dir, io.cwd),
+        ...(withHost ? [hostOf(s.dir) ?? '-'] : []),
         s.warnings.map((w) => w.rule).join(', ') || '-',
         undeclared(s.name).join(', ') || '-',
       ].map((cell) => escapeForDisplay(cell)),

@@ -1,18 +1,32 @@
-import { dirname, isAbsolute } from 'node:path';
-import type { ConfigInput } from '../config/config-schema.js';
-import { loadConfig, type LoadedConfig } from '../config/load-config.js';
+import { homedir } from 'node:os';
+import { dirname, isAbsolute, join } from 'node:path';
+import type { Config, ConfigInput } from '../config/config-schema.js';
+import { AUTO_SKILLS, loadConfig, type LoadedConfig } from '../config/load-config.js';
 import { pythonProblem } from '../envs/python-problem.js';
 import { isSkillsError } from '../errors.js';
+import { escapeForDisplay } from '../escape-for-display.js';
 import { readOnlyPathLines } from '../sandbox/load-profile.js';
+import { archiveRoots } from '../skills/archive-roots.js';
+import { findHostSkillFolders, type HostFolderScan } from '../skills/host-skill-folders.js';
 import { configFromEnv } from './env-config.js';
+import { resolveLocalBase } from './audit-path.js';
+import { formatFinding } from './format-finding.js';
 import type { CliIo } from './io.js';
 
-/** Layers defaults < file < env < flags. On a bad config prints `path: message` lines and returns undefined (exit 2). */
+export interface ResolvedConfig extends LoadedConfig {
+  /** With `skills: [auto]`: the host skill folders found (served in `config.skills` in its place) and refused. */
+  hostFolders?: HostFolderScan;
+}
+
+/**
+ * Layers defaults < file < env < flags, and puts the host skill folders found in place of `auto` (saying on stderr
+ * which). On a bad config prints `path: message` lines and returns undefined (exit 2).
+ */
 export function resolveConfig(
   io: CliIo,
   flags: Partial<ConfigInput>,
   configFlag: string | undefined,
-): LoadedConfig | undefined {
+): ResolvedConfig | undefined {
   const env = configFromEnv(io.env);
   const file = configFlag ?? env.configFile;
   let loaded: LoadedConfig;
@@ -30,7 +44,27 @@ export function resolveConfig(
       ? []
       : [`${loaded.file === undefined ? '' : `${loaded.file}: `}dependencies.python: ${pythonWhy}`]),
   ];
-  return bad.length === 0 ? loaded : invalid(io, bad);
+  if (bad.length > 0) return invalid(io, bad);
+  return loaded.config.skills.includes(AUTO_SKILLS) ? withHostFolders(io, loaded) : loaded;
+}
+
+/** Replaces `auto` in `skills` with the host skill folders that exist and may be served, and says which on stderr. */
+function withHostFolders(io: CliIo, loaded: LoadedConfig): ResolvedConfig {
+  const scan = findHostSkillFolders({
+    home: io.env.HOME ?? homedir(),
+    project: io.cwd,
+    uid: process.getuid?.() ?? -1,
+  });
+  const { config } = loaded;
+  config.skills = config.skills.flatMap((p) => (p === AUTO_SKILLS ? scan.found.map((f) => f.real) : [p]));
+  const lines = [
+    ...scan.found.map((f) => `  ${f.host} (${f.scope}): ${f.path}`),
+    ...scan.skipped.map((f) => `  ${f.host} (${f.scope}): ${f.path}: not served: ${f.reason}`),
+  ];
+  io.err(
+    `skills-mcp: --skills auto found ${scan.found.length} host skill folder(s)${lines.length > 0 ? `\n${lines.map((l) => escapeForDisplay(l)).join('\n')}` : ''}\n`,
+  );
+  return { ...loaded, hostFolders: scan };
 }
 
 function invalid(io: CliIo, lines: readonly string[]): undefined {
@@ -55,3 +89,19 @@ function badReadOnlyPaths({ config, file }: LoadedConfig, home: string | undefin
 /** Removes keys whose value is undefined, so they do not override lower layers. */
 export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+
+/**
+ * Adds the extracted `.skill` / `.zip` archives found in the skills folders as roots of their own (extracted under
+ * `<state>/sources/archives/`), and says on stderr which archives were refused and why.
+ */
+export function withArchives<T extends LoadedConfig>(io: CliIo, loaded: T): T {
+  const { config } = loaded;
+  const found = archiveRoots(config.skills, archivesDir(config, io));
+  for (const f of found.findings) io.err(`skills-mcp: ${formatFinding(f, io.cwd)}\n`);
+  if (found.roots.length > 0) config.skills = [...config.skills, ...found.roots];
+  return loaded;
+}
+
+/** Where skill archives are extracted: `sources/archives` in `data_dir`, else beside the audit database. */
+export const archivesDir = (config: Config, io: CliIo): string =>
+  join(config.data_dir ?? dirname(resolveLocalBase(config, io)), 'sources', 'archives');

@@ -17,7 +17,7 @@ export const ConfigSchema = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe(
-      'Skills folders to serve (flag --skills, repeatable; env SKILLS_MCP_SKILLS, ":"-separated). First root wins on duplicate names.',
+      'Skills folders to serve (flag --skills, repeatable; env SKILLS_MCP_SKILLS, ":"-separated); "auto" stands for the skill folders of the agent hosts (docs/skill-sources.md). A name claimed twice is not served.',
     ),
   tools: z
     .enum(TOOL_MODES)

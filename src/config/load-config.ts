@@ -9,6 +9,9 @@ import { ConfigSchema, type Config, type ConfigInput } from './config-schema.js'
 
 export const DEFAULT_CONFIG_FILE = 'skills-mcp.yaml';
 
+/** The `skills:` entry that stands for the skill folders the agent hosts already use. */
+export const AUTO_SKILLS = 'auto';
+
 export interface ConfigSources {
   /** `--config FILE`; else `./skills-mcp.yaml` in `cwd` when present. */
   file?: string;
@@ -52,7 +55,8 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
     const home = p === '~' || p.startsWith('~/') ? join(src.home ?? homedir(), p.slice(1)) : p;
     return isAbsolute(home) ? home : resolve(fromFileOnly(key) ? dirname(file) : src.cwd, home);
   };
-  config.skills = config.skills.map((p) => abs('skills', p));
+  // `auto` stands for the host skill folders, found by the CLI (resolveConfig) where it knows the home and project.
+  config.skills = config.skills.map((p) => (p === AUTO_SKILLS ? p : abs('skills', p)));
   if (config.workspace !== undefined) config.workspace = abs('workspace', config.workspace);
   // A PostgreSQL URL names a database, not a path.
   if (config.audit !== undefined && !/^postgres(?:ql)?:\/\//i.test(config.audit))
