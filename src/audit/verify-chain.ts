@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { createChainWalker } from './create-chain-walker.js';
 import type { VerifyResult } from './types.js';
 
@@ -14,7 +14,7 @@ export interface ChainPoint {
  * incremental check). `head` (the last hash) is what the anchors record outside the database: the chain alone cannot
  * show truncation or a chain rewritten and re-hashed.
  */
-export function verifyChain(db: Database, from?: ChainPoint, limit = Infinity): VerifyResult {
+export function verifyChain(db: SqliteDb, from?: ChainPoint, limit = Infinity): VerifyResult {
   const start = from !== undefined && from.eventId > 0 ? from : undefined;
   const walker = createChainWalker(start);
   if (start !== undefined) {
