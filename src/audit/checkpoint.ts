@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { canonicalJson } from '../canonical-json.js';
 
 /**
@@ -51,7 +51,7 @@ export function isCheckpointSigned(key: Buffer, c: Checkpoint, previous: Checkpo
 }
 
 /** Every checkpoint, oldest first ([] for a log never pruned, or one from before checkpoints). */
-export function readCheckpoints(db: Database): Checkpoint[] {
+export function readCheckpoints(db: SqliteDb): Checkpoint[] {
   const table = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'checkpoints'").get();
   if (table === undefined) return [];
   return db
@@ -63,7 +63,7 @@ export function readCheckpoints(db: Database): Checkpoint[] {
 }
 
 /** The newest checkpoint, or undefined. */
-export const newestCheckpoint = (db: Database): Checkpoint | undefined => readCheckpoints(db).at(-1);
+export const newestCheckpoint = (db: SqliteDb): Checkpoint | undefined => readCheckpoints(db).at(-1);
 
 /** What is wrong with the checkpoints under `key`: numbering, order, signatures. [] when they hold. */
 export function checkCheckpoints(key: Buffer, checkpoints: readonly Checkpoint[]): string[] {

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { PendingEvent } from './check-event-input.js';
 import type { ApprovalChannel } from './payload-schemas.js';
 import type { AuditEvent, RecoveryReport, SessionEndReason } from './types.js';
@@ -47,7 +47,7 @@ export function closingEvents(
 
 /** {@link closingEvents} of a SQLite log, written inside the caller's transaction; returns `session_ended`. */
 export function closeSession(
-  db: Database,
+  db: SqliteDb,
   write: Write,
   sessionId: string,
   endReason: SessionEndReason,

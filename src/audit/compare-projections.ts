@@ -1,9 +1,9 @@
-import Database from 'better-sqlite3';
-import type { Database as Db } from 'better-sqlite3';
 import { createProjector } from './create-projector.js';
 import { migrate } from './migrate.js';
 import { parseEventRow } from './parse-event-row.js';
 import { snapshotProjections } from './rebuild-projections.js';
+import { openSqlite } from './sqlite/open-sqlite.js';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { ProjectionSnapshot } from './types.js';
 
 /** One row of a summary table that is not what the events say. */
@@ -32,8 +32,8 @@ const PAGE = 1000;
  * them with the stored `sessions`, `calls`, `approvals` and `artifacts`. Returns up to `limit` differences: an edit
  * of a summary table, which the chain cannot see, shows up here. Reads only.
  */
-export function compareProjections(db: Db, limit = 50): ProjectionDifference[] {
-  const mem = new Database(':memory:');
+export function compareProjections(db: SqliteDb, limit = 50): ProjectionDifference[] {
+  const mem = openSqlite(':memory:').db;
   try {
     migrate(mem, () => 0);
     const project = createProjector(mem);

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { canonicalJson } from '../canonical-json.js';
 import { isSkillsError } from '../errors.js';
 import { assertRunsAllowed } from './assert-runs-allowed.js';
@@ -32,7 +32,7 @@ interface ApprovalStateRow {
  * `marker` (the store holds the anchor key), each event is marked as ours in the same savepoint.
  */
 export function createAppender(
-  db: Database,
+  db: SqliteDb,
   now: () => number,
   runsRefused: () => string | undefined = () => undefined,
   marker?: WriterMarker,

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { PendingEvent } from './check-event-input.js';
 import type { AuditEvent } from './types.js';
 
@@ -17,7 +17,7 @@ export interface GroupCommit {
  * honest: no caller's promise settles before its event is durable, so no caller goes on early.
  */
 export function createGroupCommit(
-  db: Database,
+  db: SqliteDb,
   write: (event: PendingEvent) => AuditEvent,
   commit: <T>(fn: () => T) => T,
 ): GroupCommit {

@@ -1,11 +1,11 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { AuditEvent } from './types.js';
 
 /**
  * Updates the projections (`sessions`, `calls`, `approvals`, `artifacts`) for one event. The same function runs
  * inside every append transaction and in `rebuildProjections`, so projections are a pure fold over events.
  */
-export function createProjector(db: Database): (event: AuditEvent) => void {
+export function createProjector(db: SqliteDb): (event: AuditEvent) => void {
   // Parameters by position: better-sqlite3 looks each named one up on the object, which more than doubled the cost
   // of the insert and the update every read-only call makes.
   const insertSession = db.prepare(

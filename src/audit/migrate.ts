@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { SkillsError } from '../errors.js';
 import { EVENT_TYPES } from './event-types.js';
 import { GENESIS_HASH } from './event-hash.js';
@@ -197,13 +197,13 @@ BEGIN SELECT RAISE(ABORT, 'writer marks are append-only'); END;
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
 
-export const schemaVersion = (db: Database): number => db.pragma('user_version', { simple: true }) as number;
+export const schemaVersion = (db: SqliteDb): number => db.pragma('user_version', { simple: true }) as number;
 
 /**
  * Brings the schema up to date. Safe against a concurrent opener: each step re-reads `user_version` inside an
  * IMMEDIATE transaction. Refuses a database written by a newer skills-mcp.
  */
-export function migrate(db: Database, now: () => number): number {
+export function migrate(db: SqliteDb, now: () => number): number {
   for (const m of MIGRATIONS) {
     db.transaction(() => {
       if (schemaVersion(db) >= m.version) return;
@@ -223,7 +223,7 @@ export function migrate(db: Database, now: () => number): number {
 }
 
 /** The schema version, or AUDIT_FAILED when this build cannot read it. */
-export function assertKnownVersion(db: Database): number {
+export function assertKnownVersion(db: SqliteDb): number {
   const version = schemaVersion(db);
   if (version > SCHEMA_VERSION) {
     throw new SkillsError(

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { hostname } from 'node:os';
@@ -18,6 +17,8 @@ import { compareProjections } from './compare-projections.js';
 import { findCallIds, getCall, listCalls } from './query-calls.js';
 import { rebuildProjections, snapshotProjections } from './rebuild-projections.js';
 import { recoverSessions } from './recover-sessions.js';
+import { openSqlite } from './sqlite/open-sqlite.js';
+import type { SqliteDb, SqliteDriver, SqliteDriverChoice } from './sqlite/sqlite-db.js';
 import { sessionEvents, sessionState } from './session-state.js';
 import type { AppendInput, AuditEvent, AuditSettings, RecoveryReport } from './types.js';
 import { verifyChain } from './verify-chain.js';
@@ -50,6 +51,8 @@ export interface OpenAuditStoreOptions {
    * (`writer-mark.ts`). Without it the events are appended unmarked, and `audit verify` says nobody vouches for them.
    */
   writerKey?: Buffer;
+  /** Which SQLite binding opens the file (default `auto`: better-sqlite3 when it loads, else node:sqlite). */
+  sqliteDriver?: SqliteDriverChoice | undefined;
 }
 
 /** Opens (creating and migrating if needed) the audit log and runs crash recovery. Nothing happens before a call. */
@@ -61,7 +64,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   const makeCallId = options.newId ?? newCallId;
   const owner = options.owner ?? { pid: process.pid, host: hostname() };
   const alive = options.isOwnerAlive ?? ((o: SessionOwner) => isOwnerAlive(o, owner));
-  const db = connect(path, readOnly, options.busyTimeoutMs ?? 10_000);
+  const { db, driver } = connect(path, readOnly, options.busyTimeoutMs ?? 10_000, options.sqliteDriver);
 
   const guard = <T>(what: string, fn: () => T): T => {
     try {
@@ -143,7 +146,7 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
       throw e;
     }
   }
-  log.info({ path, readOnly }, 'audit log opened');
+  log.info({ path, readOnly, driver }, 'audit log opened');
 
   return {
     path,
@@ -286,13 +289,21 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
   };
 }
 
-function connect(path: string, readOnly: boolean, busyTimeoutMs: number): Database.Database {
+function connect(
+  path: string,
+  readOnly: boolean,
+  busyTimeoutMs: number,
+  choice: SqliteDriverChoice = 'auto',
+): { db: SqliteDb; driver: SqliteDriver } {
   const created = !readOnly && !existsSync(path);
   if (created) mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-  let db: Database.Database;
+  let db: SqliteDb;
+  let driver: SqliteDriver;
   try {
-    db = new Database(path, { readonly: readOnly, fileMustExist: readOnly, timeout: busyTimeoutMs });
+    ({ db, driver } = openSqlite(path, { readOnly, busyTimeoutMs, driver: choice }));
   } catch (cause) {
+    // A driver that cannot load here says why (module, Node ABI, fix): that is the cause, not the folder.
+    if (isSkillsError(cause)) throw cause;
     const hint = readOnly
       ? 'No audit log there yet: nothing has been recorded, or --audit points elsewhere.'
       : 'Check that the folder is writable.';
@@ -302,7 +313,7 @@ function connect(path: string, readOnly: boolean, busyTimeoutMs: number): Databa
     if (created) chmodSync(path, 0o600);
     if (readOnly) {
       db.pragma('query_only = ON');
-      return db;
+      return { db, driver };
     }
     const mode = db.pragma('journal_mode = WAL', { simple: true });
     if (mode !== 'wal') throw new Error(`journal_mode is ${String(mode)}, WAL is required`);
@@ -318,7 +329,7 @@ function connect(path: string, readOnly: boolean, busyTimeoutMs: number): Databa
     db.pragma('cache_size = -512');
     // On macOS fsync() does not reach the platter; F_FULLFSYNC does.
     if (process.platform === 'darwin') db.pragma('fullfsync = ON');
-    return db;
+    return { db, driver };
   } catch (cause) {
     db.close();
     throw new SkillsError('AUDIT_FAILED', `cannot set up the audit log at ${path}`, { cause });
@@ -330,7 +341,7 @@ const SYNC = ['off', 'normal', 'full', 'extra'] as const;
 /** `cache_size` in KiB: SQLite reads a negative value as KiB, a positive one as pages. */
 const cacheKiB = (size: number, pageSize: number): number => (size < 0 ? -size : (size * pageSize) / 1024);
 
-function readSettings(db: Database.Database): AuditSettings {
+function readSettings(db: SqliteDb): AuditSettings {
   const p = (name: string): unknown => db.pragma(name, { simple: true });
   return {
     journalMode: String(p('journal_mode')),

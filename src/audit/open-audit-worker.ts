@@ -20,6 +20,8 @@ export interface AuditWorkerOptions {
   path: string;
   anchors: WorkerSettings['anchors'];
   log: Logger;
+  /** The SQLite binding (default auto). */
+  sqliteDriver?: WorkerSettings['sqliteDriver'];
   /** The worker's script (default: the package's `dist/audit-worker.js`). */
   entry?: string;
 }
@@ -48,7 +50,12 @@ const EXIT_GRACE_MS = 5_000;
  */
 export function openAuditWorker(options: AuditWorkerOptions): Promise<AuditWorker> {
   const { path, log } = options;
-  const settings: WorkerSettings = { path, anchors: options.anchors, logLevel: log.level };
+  const settings: WorkerSettings = {
+    path,
+    anchors: options.anchors,
+    logLevel: log.level,
+    ...(options.sqliteDriver === undefined ? {} : { sqliteDriver: options.sqliteDriver }),
+  };
   // stdout is the protocol in stdio mode: the thread's own stdout never reaches it.
   const worker = new Worker(options.entry ?? join(packageRoot(), 'dist', 'audit-worker.js'), {
     workerData: settings,

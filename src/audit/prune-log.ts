@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { SkillsError } from '../errors.js';
 import { newestCheckpoint, type Checkpoint } from './checkpoint.js';
 
@@ -8,7 +8,7 @@ import { newestCheckpoint, type Checkpoint } from './checkpoint.js';
  * only where every session it touches has ended, so no session is ever split. 0 (or the newest checkpoint's event)
  * when there is nothing to archive.
  */
-export function archivableThrough(db: Database, endedBefore: number): number {
+export function archivableThrough(db: SqliteDb, endedBefore: number): number {
   const from = newestCheckpoint(db)?.through ?? 0;
   const ends = new Map<string, { eventId: number; ts: number }>();
   const ended = db
@@ -40,7 +40,7 @@ export interface PruneCounts {
  * inside it) and the writer marks wholly inside it. Run it inside the write lock (one IMMEDIATE transaction), so all
  * of it commits or none. The triggers allow deleting events and marks only up to the newest checkpoint.
  */
-export function pruneThrough(db: Database, checkpoint: Checkpoint): PruneCounts {
+export function pruneThrough(db: SqliteDb, checkpoint: Checkpoint): PruneCounts {
   const previous = newestCheckpoint(db);
   if (previous !== undefined && previous.seq + 1 !== checkpoint.seq)
     throw new SkillsError('AUDIT_FAILED', 'another checkpoint was recorded meanwhile: archive again');
@@ -70,5 +70,5 @@ export function pruneThrough(db: Database, checkpoint: Checkpoint): PruneCounts 
   const sessions = db.prepare(`DELETE FROM sessions WHERE ${inPruned}`).run(n).changes;
   const marks = db.prepare('DELETE FROM writer_marks WHERE last_event <= ?').run(n).changes;
   const events = db.prepare('DELETE FROM events WHERE event_id <= ?').run(n).changes;
-  return { events, sessions, calls, marks };
+  return { events: Number(events), sessions: Number(sessions), calls: Number(calls), marks: Number(marks) };
 }

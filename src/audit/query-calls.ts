@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { z } from 'zod';
 import { SkillsError } from '../errors.js';
 import { parseEventRow } from './parse-event-row.js';
@@ -94,7 +94,7 @@ function toCall(row: unknown): CallRow {
 }
 
 /** Calls from the projection, oldest first; `limit` keeps the most recent ones. */
-export function listCalls(db: Database, filter: ListCallsFilter = {}): CallRow[] {
+export function listCalls(db: SqliteDb, filter: ListCallsFilter = {}): CallRow[] {
   const where: string[] = [];
   const params: (string | number)[] = [];
   if (filter.sessionId !== undefined) {
@@ -114,7 +114,7 @@ export function listCalls(db: Database, filter: ListCallsFilter = {}): CallRow[]
 }
 
 /** One call with its approval, artifacts and every event, or undefined. */
-export function getCall(db: Database, callId: string): CallDetail | undefined {
+export function getCall(db: SqliteDb, callId: string): CallDetail | undefined {
   const row = db.prepare('SELECT * FROM calls WHERE call_id = ?').get(callId);
   if (row === undefined) return undefined;
   const a = db.prepare('SELECT * FROM approvals WHERE call_id = ?').get(callId);
@@ -156,7 +156,7 @@ export function getCall(db: Database, callId: string): CallDetail | undefined {
  * Call ids that start or end with `fragment` (the end is what lists show: `shortCallId`), at most `limit`: a CLI
  * convenience, which takes a fragment only when exactly one id matches it either way.
  */
-export function findCallIds(db: Database, fragment: string, limit = 10): string[] {
+export function findCallIds(db: SqliteDb, fragment: string, limit = 10): string[] {
   const starting = db
     .prepare('SELECT call_id FROM calls WHERE call_id >= ? AND call_id < ? ORDER BY call_id LIMIT ?')
     .all(fragment, `${fragment}\uffff`, limit) as { call_id: string }[];

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { createProjector } from './create-projector.js';
 import { parseEventRow } from './parse-event-row.js';
 import type { ProjectionSnapshot } from './types.js';
@@ -9,7 +9,7 @@ const PAGE = 1000;
  * Clears `sessions`, `calls`, `approvals` and `artifacts` and replays every event through the same projector the
  * appends use. Runs in one IMMEDIATE transaction (foreign keys are deferred until commit): all or nothing.
  */
-export function rebuildProjections(db: Database): number {
+export function rebuildProjections(db: SqliteDb): number {
   const project = createProjector(db);
   const page = db.prepare('SELECT * FROM events WHERE event_id > ? ORDER BY event_id LIMIT ?');
   return db
@@ -32,7 +32,7 @@ export function rebuildProjections(db: Database): number {
 }
 
 /** Every projection row, ordered by key: for comparing incremental projections with rebuilt ones. */
-export function snapshotProjections(db: Database): ProjectionSnapshot {
+export function snapshotProjections(db: SqliteDb): ProjectionSnapshot {
   const all = (sql: string) => db.prepare(sql).all() as Record<string, unknown>[];
   return db.transaction(() => ({
     sessions: all('SELECT * FROM sessions ORDER BY session_id'),

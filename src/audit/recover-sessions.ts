@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { closeSession } from './close-session.js';
 import type { PendingEvent } from './check-event-input.js';
 import type { SessionOwner } from './is-owner-alive.js';
@@ -10,7 +10,7 @@ import type { AuditEvent, RecoveryReport } from './types.js';
  * `session_ended` (`server_restart`). Sessions of live owners (another server sharing this DB) are left alone.
  */
 export function recoverSessions(
-  db: Database,
+  db: SqliteDb,
   write: (event: PendingEvent) => AuditEvent,
   isAlive: (owner: SessionOwner) => boolean,
 ): Omit<RecoveryReport, 'chain'> {

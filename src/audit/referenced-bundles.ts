@@ -1,17 +1,18 @@
 import { existsSync } from 'node:fs';
 import { hostname } from 'node:os';
-import Database from 'better-sqlite3';
 import { isOwnerAlive } from './is-owner-alive.js';
+import { openSqlite } from './sqlite/open-sqlite.js';
+import type { SqliteDriverChoice } from './sqlite/sqlite-db.js';
 
 /**
  * The bundle hashes that calls of live sessions refer to (pending approvals and session grants included), read
  * from the audit log at `path` without writing to it. A session whose server is gone does not count. No log yet:
  * nothing is referenced.
  */
-export function referencedBundles(path: string): Set<string> {
+export function referencedBundles(path: string, driver: SqliteDriverChoice = 'auto'): Set<string> {
   const found = new Set<string>();
   if (!existsSync(path)) return found;
-  const db = new Database(path, { readonly: true, fileMustExist: true, timeout: 10_000 });
+  const { db } = openSqlite(path, { readOnly: true, driver });
   try {
     db.pragma('query_only = ON');
     const rows = db

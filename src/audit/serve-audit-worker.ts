@@ -51,6 +51,7 @@ export function serveAuditWorker(port: MessagePort, settings: WorkerSettings): v
       path: settings.path,
       log,
       verifyOnOpen: false,
+      ...(settings.sqliteDriver === undefined ? {} : { sqliteDriver: settings.sqliteDriver }),
       ...(key === undefined ? {} : { writerKey: key.key }),
     });
   } catch (e) {

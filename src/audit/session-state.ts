@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { EventType } from './event-types.js';
 import { parseEventRow } from './parse-event-row.js';
 import { countsAsDenial } from '../approvals/approval-decision.js';
@@ -6,7 +6,7 @@ import type { AuditEvent, SessionRecord } from './types.js';
 
 /** A session's events of the given types (all types when omitted), in commit order. */
 export function sessionEvents<T extends EventType>(
-  db: Database,
+  db: SqliteDb,
   sessionId: string,
   types?: readonly T[],
 ): AuditEvent<T>[] {
@@ -26,7 +26,7 @@ export function sessionEvents<T extends EventType>(
  * The gate's view of a session, rebuilt from events (the source of truth, not the projections): grants,
  * denial counts per approval key, loop-guarded keys, the aborted flag, and whether the session is open.
  */
-export function sessionState(db: Database, sessionId: string): SessionRecord {
+export function sessionState(db: SqliteDb, sessionId: string): SessionRecord {
   return foldSessionRecord(sessionId, sessionEvents(db, sessionId, SESSION_STATE_EVENTS));
 }
 

@@ -1,4 +1,4 @@
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { newestCheckpoint } from './checkpoint.js';
 import { createChainWalker } from './create-chain-walker.js';
 import type { VerifyResult } from './types.js';
@@ -15,7 +15,7 @@ export interface ChainPoint {
  * incremental check). A pruned log is walked from its newest checkpoint (see `checkpoint.ts`). `head` (the last hash) is what the anchors record outside the database: the chain alone cannot
  * show truncation or a chain rewritten and re-hashed.
  */
-export function verifyChain(db: Database, from?: ChainPoint, limit = Infinity): VerifyResult {
+export function verifyChain(db: SqliteDb, from?: ChainPoint, limit = Infinity): VerifyResult {
   // A pruned log starts after its newest checkpoint: the first remaining event must link to the checkpoint's hash.
   const cp = newestCheckpoint(db);
   const cut = cp === undefined ? undefined : { eventId: cp.through, hash: cp.hash };

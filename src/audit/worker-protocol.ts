@@ -1,5 +1,6 @@
 import { SkillsError, isSkillsError, type ErrorCode } from '../errors.js';
 import type { EventType } from './event-types.js';
+import type { SqliteDriverChoice } from './sqlite/sqlite-db.js';
 import type { AppendInput, ListCallsFilter, SessionEndReason, SessionStartInput } from './types.js';
 
 /** What the audit worker is started with (cloned into the thread). */
@@ -10,6 +11,8 @@ export interface WorkerSettings {
   anchors: { file: string; keyFile: string; intervalMs: number; log: boolean };
   /** The server's log level: the worker's logger drops what the server's would. */
   logLevel: string;
+  /** The SQLite binding (`audit_sqlite_driver`; default auto). */
+  sqliteDriver?: SqliteDriverChoice;
 }
 
 /** One request to the worker. Requests are served in the order they were sent. */

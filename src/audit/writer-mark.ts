@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Database } from 'better-sqlite3';
+import type { SqliteDb } from './sqlite/sqlite-db.js';
 import { canonicalJson } from '../canonical-json.js';
 import type { ChainPoint } from './verify-chain.js';
 
@@ -30,7 +30,7 @@ export function isMarkSigned(key: Buffer, mark: WriterMark, head: string | undef
 }
 
 /** Every mark in the database, by first event (none in a log from before marks). */
-export function readWriterMarks(db: Database): WriterMark[] {
+export function readWriterMarks(db: SqliteDb): WriterMark[] {
   const table = db
     .prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writer_marks'")
     .get();
@@ -57,7 +57,7 @@ const KEPT = 256;
  * event directly follows the one the mark ends at and that one still hashes as we wrote it (nobody appended in
  * between, nothing was rolled back); otherwise a new mark starts.
  */
-export function createWriterMarker(db: Database, key: Buffer): WriterMarker {
+export function createWriterMarker(db: SqliteDb, key: Buffer): WriterMarker {
   const insert = db.prepare('INSERT INTO writer_marks (first_event, last_event, mac) VALUES (?, ?, ?)');
   const extend = db.prepare(
     'UPDATE writer_marks SET last_event = ?, mac = ? WHERE first_event = ? AND last_event = ? AND mac = ?',

@@ -2,6 +2,7 @@ import { escapeForDisplay } from '../escape-for-display.js';
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { openAuditStore } from '../audit/open-audit-store.js';
+import type { SqliteDriverChoice } from '../audit/sqlite/sqlite-db.js';
 import type { AuditStore } from '../audit/audit-store.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail, CallRow } from '../audit/types.js';
@@ -57,6 +58,8 @@ export interface AuditOptions {
   anchors: AnchorPaths;
   /** For a PostgreSQL log: the anchor file and key named in the config, if any (no defaults beside a URL). */
   pgAnchors?: { file?: string | undefined; keyFile?: string | undefined };
+  /** The SQLite binding (`audit_sqlite_driver`). */
+  sqliteDriver?: SqliteDriverChoice | undefined;
 }
 
 function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promise<ExitCode> {
@@ -146,8 +149,8 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
   try {
     store = openAuditStore(
       command === 'reanchor' || command === 'archive'
-        ? { path: opts.auditPath, recover: false, verifyOnOpen: false }
-        : { path: opts.auditPath, readOnly: true },
+        ? { path: opts.auditPath, recover: false, verifyOnOpen: false, sqliteDriver: opts.sqliteDriver }
+        : { path: opts.auditPath, readOnly: true, sqliteDriver: opts.sqliteDriver },
     );
     const anchors = {
       file: values.anchors ?? opts.anchors.file,

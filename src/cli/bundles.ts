@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { referencedBundles } from '../audit/referenced-bundles.js';
+import type { SqliteDriverChoice } from '../audit/sqlite/sqlite-db.js';
 import { pruneBundles } from '../skills/prune-bundles.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
@@ -15,7 +16,13 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export async function runBundles(
   args: string[],
   io: CliIo,
-  opts: { bundlesDir: string; auditPath: string; retentionDays: number; now?: () => number },
+  opts: {
+    bundlesDir: string;
+    auditPath: string;
+    sqliteDriver?: SqliteDriverChoice;
+    retentionDays: number;
+    now?: () => number;
+  },
 ): Promise<ExitCode> {
   const [sub, ...rest] = args;
   if (sub === '--help' || sub === '-h') {
@@ -46,7 +53,7 @@ export async function runBundles(
   const dryRun = values['dry-run'] === true;
   const { removed, kept } = await pruneBundles(opts.bundlesDir, {
     cutoffMs: (opts.now ?? Date.now)() - days * DAY_MS,
-    referenced: () => referencedBundles(opts.auditPath),
+    referenced: () => referencedBundles(opts.auditPath, opts.sqliteDriver),
     dryRun,
   });
   const copies = (n: number) => `${n} bundle cop${n === 1 ? 'y' : 'ies'}`;

@@ -77,7 +77,7 @@ export function createServices(
   // The bundles a live session refers to are read from a SQLite log; with PostgreSQL, copies are kept.
   const stopPruningBundles = isPostgresUrl(target)
     ? () => undefined
-    : keepBundlesPruned(bundlesDir, auditPath, config.runs.bundle_retention_days, log);
+    : keepBundlesPruned(bundlesDir, auditPath, config, log);
   let audit: Promise<CallLog> | undefined;
   let closeAudit: (() => Promise<void>) | undefined;
   let recordCounts: (() => RecordCounts) | undefined;
@@ -89,6 +89,7 @@ export function createServices(
       const store = await openAuditWorker({
         path: auditPath,
         log,
+        sqliteDriver: config.audit_sqlite_driver,
         anchors: {
           file: paths.file,
           keyFile: paths.keyFile,
@@ -214,17 +215,24 @@ const keepRunsPruned = (runsDir: string, days: number, log: Logger) =>
  * Removes bundle copies not used for `days`: never one a run holds, nor one a live session's calls refer to (read
  * from the audit log).
  */
-const keepBundlesPruned = (bundlesDir: string, auditPath: string, days: number, log: Logger) =>
-  pruneInBackground(days, (cutoffMs) =>
+const keepBundlesPruned = (bundlesDir: string, auditPath: string, config: Config, log: Logger) =>
+  pruneInBackground(config.runs.bundle_retention_days, (cutoffMs) =>
     import('../skills/prune-bundles.js')
       .then(async ({ pruneBundles }) => {
         const { removed } = await pruneBundles(bundlesDir, {
           cutoffMs,
           // The audit log is read only when some copy is old enough.
           referenced: async () =>
-            (await import('../audit/referenced-bundles.js')).referencedBundles(auditPath),
+            (await import('../audit/referenced-bundles.js')).referencedBundles(
+              auditPath,
+              config.audit_sqlite_driver,
+            ),
         });
-        if (removed.length > 0) log.info({ removed: removed.length, days }, 'removed unused bundle copies');
+        if (removed.length > 0)
+          log.info(
+            { removed: removed.length, days: config.runs.bundle_retention_days },
+            'removed unused bundle copies',
+          );
       })
       .catch((err: unknown) => log.warn({ err }, 'could not remove unused bundle copies')),
   );

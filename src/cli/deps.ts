@@ -137,7 +137,12 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
             continue;
           }
           if (record === undefined) {
-            store = openAuditStore({ path: auditPath, log, ...writerKeyOf(config, auditPath) });
+            store = openAuditStore({
+              path: auditPath,
+              log,
+              sqliteDriver: config.audit_sqlite_driver,
+              ...writerKeyOf(config, auditPath),
+            });
             record = recordDepsInstall(store, packageVersion());
           }
           const plan = await envs.plan(env);

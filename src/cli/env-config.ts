@@ -7,6 +7,7 @@ export function configFromEnv(env: NodeJS.ProcessEnv): { values: Partial<ConfigI
   if (env.SKILLS_MCP_TOOLS) values.tools = env.SKILLS_MCP_TOOLS;
   if (env.SKILLS_MCP_WORKSPACE) values.workspace = env.SKILLS_MCP_WORKSPACE;
   if (env.SKILLS_MCP_AUDIT) values.audit = env.SKILLS_MCP_AUDIT;
+  if (env.SKILLS_MCP_AUDIT_SQLITE_DRIVER) values.audit_sqlite_driver = env.SKILLS_MCP_AUDIT_SQLITE_DRIVER;
   if (env.SKILLS_MCP_LOG_LEVEL) values.log_level = env.SKILLS_MCP_LOG_LEVEL;
   if (env.SKILLS_MCP_MAX_MESSAGE_BYTES) values.max_message_bytes = Number(env.SKILLS_MCP_MAX_MESSAGE_BYTES);
   if (env.SKILLS_MCP_STATE_KEY_FILE) values.http = { state_key_file: env.SKILLS_MCP_STATE_KEY_FILE };

@@ -121,7 +121,7 @@ ${optionsHelp(SERVE_OPTIONS)}
 
 Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TOOLS, SKILLS_MCP_WORKSPACE,
 SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
-SKILLS_MCP_TOKEN (HTTP bearer token), SKILLS_MCP_STATE_KEY_FILE.
+SKILLS_MCP_TOKEN (HTTP bearer token), SKILLS_MCP_STATE_KEY_FILE, SKILLS_MCP_AUDIT_SQLITE_DRIVER (auto|better-sqlite3|node).
 Flags beat env, env beats the file.`,
   runs: `Usage: skills-mcp runs prune [options]
 

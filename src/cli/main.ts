@@ -45,6 +45,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
           auditPath,
           anchors: resolveAnchorPaths(loaded.config, auditPath),
           pgAnchors: defined({ file, keyFile: key_file }),
+          sqliteDriver: loaded.config.audit_sqlite_driver,
         });
       }
       case 'runs': {
@@ -68,6 +69,7 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         return await runBundles(bundlesArgs, io, {
           bundlesDir: resolveBundlesDir(loaded.config, auditPath),
           auditPath,
+          sqliteDriver: loaded.config.audit_sqlite_driver,
           retentionDays: loaded.config.runs.bundle_retention_days,
         });
       }

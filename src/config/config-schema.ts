@@ -43,6 +43,13 @@ export const ConfigSchema = z.strictObject({
     .min(1)
     .optional()
     .describe('Audit database path. Default: $XDG_STATE_HOME/skills-mcp/audit.db (~/.local/state/…).'),
+  audit_sqlite_driver: z
+    .enum(['auto', 'better-sqlite3', 'node'])
+    .default('auto')
+    .describe(
+      'SQLite binding of the audit log. auto: better-sqlite3 when its native module loads, else node:sqlite ' +
+        '(Node 22.13+, no native module). Both read and write the same file.',
+    ),
   audit_anchors: z
     .strictObject({
       file: z

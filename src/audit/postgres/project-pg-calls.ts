@@ -1,9 +1,9 @@
-import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { createProjector } from '../create-projector.js';
 import { migrate } from '../migrate.js';
 import { parseEventRow } from '../parse-event-row.js';
 import { getCall, listCalls } from '../query-calls.js';
+import { openSqlite } from '../sqlite/open-sqlite.js';
 import type { AuditEvent, CallDetail, CallRow, ListCallsFilter } from '../types.js';
 import { pgFailure } from './pg-failure.js';
 import { PG_SCHEMA } from './pg-schema.js';
@@ -46,7 +46,7 @@ export async function projectPgCalls(
   } catch (err) {
     throw pgFailure('read the calls', err);
   }
-  const mem = new Database(':memory:');
+  const mem = openSqlite(':memory:').db;
   try {
     migrate(mem, () => 0);
     mem.pragma('foreign_keys = OFF');

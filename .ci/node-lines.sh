@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The current Node LTS lines (22 and 24, from the npm registry as .ci/http.sh gets 22): the README's commands on each,
+# the audit log on node:sqlite (better-sqlite3 here is built for Node 20's ABI and cannot be rebuilt for 22/24 on
+# this machine), a log written by one driver verified by the other, and the error better-sqlite3 gives on a Node
+# it was not built for. The audit tests on node:sqlite run with SKILLS_MCP_NODE_LINES_TESTS=1 (they take minutes).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+on() { local v=$1; shift; npx -y -p "node@$v" node "$@"; }
+
+for v in 22 24; do
+  printf '\n-- Node %s: %s --\n' "$v" "$(on "$v" -v)"
+  XDG_STATE_HOME="$(mktemp -d)"
+  export XDG_STATE_HOME
+  # auto picks node:sqlite here: better-sqlite3 does not load on this Node.
+  on "$v" dist/cli.js lint ./skills
+  on "$v" dist/cli.js doctor
+  printf 'a\n' | script -qec "npx -y -p node@$v node dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null 2>&1 | tee /tmp/skills-mcp-node$v.log
+  grep -q '"rows": 8' /tmp/skills-mcp-node$v.log
+  # node:sqlite's ExperimentalWarning (printed by some lines) is the server's to suppress.
+  if grep -q 'ExperimentalWarning' /tmp/skills-mcp-node$v.log; then echo "Node $v: the SQLite warning leaked"; exit 1; fi
+  on "$v" dist/cli.js audit verify
+  on "$v" dist/cli.js audit list
+  # Written on node:sqlite, verified by better-sqlite3 (Node 20): and back below.
+  node dist/cli.js audit verify
+  printf 'a\n' | script -qec "SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 node dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null >/dev/null
+  SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" dist/cli.js audit verify
+  # Asked for better-sqlite3 on a Node it was not built for: the cause and the fix, not "the folder".
+  if SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify 2>/tmp/skills-mcp-abi.log; then
+    echo "Node $v: better-sqlite3 loaded (rebuilt for this Node?): the error check does not apply"
+  else
+    cat /tmp/skills-mcp-abi.log
+    grep -q 'NODE_MODULE_VERSION 115 (Node 20)' /tmp/skills-mcp-abi.log
+    grep -q 'npm rebuild better-sqlite3' /tmp/skills-mcp-abi.log
+    if grep -qi 'writable' /tmp/skills-mcp-abi.log; then exit 1; fi
+  fi
+  rm -rf "$XDG_STATE_HOME"
+  unset XDG_STATE_HOME
+  if [ "${SKILLS_MCP_NODE_LINES_TESTS:-0}" = 1 ]; then
+    SKILLS_MCP_AUDIT_SQLITE_DRIVER=node npx -y -p "node@$v" node node_modules/vitest/vitest.mjs run test/audit
+  fi
+done
