@@ -6,8 +6,9 @@ import { buildWheel, offlinePip } from '../helpers/build-packages.js';
 import { runCli } from '../helpers/run-cli.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 20;
+const TRIALS = trials(20);
 const ID = /^[0-9a-f]{64}$/;
 
 describe('SIGKILL of the server while it installs a skill environment', () => {

@@ -4,8 +4,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { connectStdio, waitFor } from '../helpers/stdio-client.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 50;
+const TRIALS = trials(50);
 
 describe('a server killed with SIGKILL in the middle of a run', () => {
   const t = tempDir();

@@ -1,8 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
 import { REPLICAS, startTeamStack, textOf, type ReplicaName, type TeamStack } from './helpers/team-stack.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 20;
+const TRIALS = trials(20);
 
 describe('a replica killed behind HAProxy while it runs a call (one PostgreSQL audit log)', () => {
   let a: SharedAudit;
