@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTree } from '../../src/envs/env-store.js';
 import { buildWheel, offlinePip } from '../helpers/build-packages.js';
 import { runCli } from '../helpers/run-cli.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
 import { trials } from '../helpers/trials.js';
 
