@@ -5,7 +5,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import type { AuditEvent } from '../../src/audit/types.js';
 import { runCli } from '../helpers/run-cli.js';
-import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /** A skill whose run leaves a mark on the host (no sandbox, by the operator's config): proof that it ran. */

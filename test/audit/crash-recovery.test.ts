@@ -4,8 +4,9 @@ import { openAuditStore } from '../../src/audit/index.js';
 import { buildAuditJs } from './helpers/build-audit-js.js';
 import { tempDir } from './helpers/temp-dir.js';
 import { type WriterLine, spawnWriter } from './helpers/writer-process.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 50;
+const TRIALS = trials(50);
 
 describe('audit store killed with SIGKILL', () => {
   let build: ReturnType<typeof buildAuditJs>;

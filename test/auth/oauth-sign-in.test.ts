@@ -7,7 +7,7 @@ import { consoleBase, pendingLinks } from '../console/helpers/console-server.js'
 import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
 import { freePort } from '../helpers/free-port.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
 import { connectClient, type Connected, type Era } from '../http/helpers/connect-client.js';
 import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { consoleConfig, consoleServers, textOf } from './helpers/console-server.js';
 import { postDecision, rawRequest } from './helpers/raw-request.js';
 

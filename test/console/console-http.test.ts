@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { builtCli } from '../helpers/temp-dir.js';
 import { consoleBase, pendingLinks } from './helpers/console-server.js';
 import { postDecision } from './helpers/raw-request.js';

@@ -4,10 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeTree } from '../../src/envs/env-store.js';
 import { buildWheel, offlinePip } from '../helpers/build-packages.js';
 import { runCli } from '../helpers/run-cli.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 20;
+const TRIALS = trials(20);
 const ID = /^[0-9a-f]{64}$/;
 
 describe('SIGKILL of the server while it installs a skill environment', () => {

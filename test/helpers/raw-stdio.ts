@@ -2,7 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { waitFor } from './stdio-client.js';
+import { waitFor } from './wait-for.js';
 import { builtCli, tempDir } from './temp-dir.js';
 
 /** Protocol eras as a raw client speaks them: 2025-era `initialize`, or the 2026-07-28 per-request envelope. */

@@ -70,12 +70,3 @@ export async function connectStdio(opts: ConnectOptions): Promise<Connected> {
   };
   return { client, transport, errors, stderr: () => stderr, close };
 }
-
-/** Resolves when `check` returns true, polling; rejects after `ms`. */
-export async function waitFor(check: () => boolean, ms = 10_000, what = 'condition'): Promise<void> {
-  const start = Date.now();
-  while (!check()) {
-    if (Date.now() - start > ms) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}

@@ -2,7 +2,8 @@ import { appendFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SETTLE_MS } from '../../src/skills/folder-load.js';
-import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { copyBundledSkills, repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 /** The newest status-change time of anything under `dir`. */

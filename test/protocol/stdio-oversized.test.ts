@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRawServer, type RawEra, type RawServer } from '../helpers/raw-stdio.js';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { repoRoot } from '../helpers/temp-dir.js';
 import { runCli } from '../helpers/run-cli.js';
 

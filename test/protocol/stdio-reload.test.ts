@@ -1,7 +1,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectStdio, waitFor, type Connected, type Era } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected, type Era } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { copyBundledSkills } from '../helpers/temp-dir.js';
 
 const skillMd = (name: string, description: string) =>

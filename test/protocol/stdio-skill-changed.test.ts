@@ -1,7 +1,8 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { copyBundledSkills } from '../helpers/temp-dir.js';
 import { textOf } from '../helpers/text-of.js';
 

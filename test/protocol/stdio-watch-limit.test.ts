@@ -4,7 +4,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { builtCli, copyBundledSkills } from '../helpers/temp-dir.js';
 
 /**

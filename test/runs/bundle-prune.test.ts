@@ -4,7 +4,8 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
 import { runCli } from '../helpers/run-cli.js';
-import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const CONFIG = 'approval:\n  mode: allow\n  fallback: rules-only\n';
 const HEX64 = /^[0-9a-f]{64}$/;

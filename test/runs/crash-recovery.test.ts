@@ -2,10 +2,12 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 50;
+const TRIALS = trials(50);
 
 describe('a server killed with SIGKILL in the middle of a run', () => {
   const t = tempDir();

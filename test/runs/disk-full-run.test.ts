@@ -13,7 +13,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { writeTestSkill } from '../helpers/gated-fixture.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
 

@@ -1,7 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { ElicitResult } from '@modelcontextprotocol/client';
 import { gatedServers } from '../helpers/gated-server.js';
-import { waitFor, type Era } from '../helpers/stdio-client.js';
+import { type Era } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import type { GatedFixture } from '../helpers/gated-fixture.js';
 
 type Text = { type: 'text'; text: string };

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { gatedServers } from '../helpers/gated-server.js';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Answer = { action: 'accept'; content: { decision: string } };
 const answer = (decision: string): Answer => ({ action: 'accept', content: { decision } });

@@ -1,10 +1,10 @@
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmod } from 'node:fs/promises';
 import { join } from 'node:path';
 import { silentLogger } from '../../src/log.js';
 import { createSandbox, type Sandbox, type SandboxOptions } from '../../src/sandbox/create-sandbox.js';
 import type { SandboxLimits, SandboxPlan } from '../../src/sandbox/types.js';
+import { tempDir } from '../helpers/temp-dir.js';
 
 export const isLinux = process.platform === 'linux';
 export const isRoot = process.getuid?.() === 0;
@@ -21,25 +21,19 @@ export const LIMITS: SandboxLimits = {
   allowSpawn: true,
 };
 
-/** Temp folders made by a test, removed by `cleanup()`. */
+/** Temp folders made by a test (the shared temp folder helper), removed by `cleanup()`. */
 export function tempDirs() {
-  const made: string[] = [];
+  const made: Array<() => void> = [];
   return {
     async make(prefix = 'skills-mcp-test-', mode = 0o755): Promise<string> {
-      const d = await mkdtemp(join(tmpdir(), prefix));
-      await chmod(d, mode);
-      made.push(d);
-      return d;
+      const t = tempDir(prefix);
+      made.push(t.cleanup);
+      await chmod(t.dir, mode);
+      return t.dir;
     },
-    async cleanup(): Promise<void> {
-      for (const d of made.splice(0)) {
-        // Sealed copies (skill bundles, environments) are read-only folders: an ordinary user must make them
-        // writable again before removing them (root need not).
-        await rm(d, { recursive: true, force: true }).catch(() => {
-          makeWritable(d);
-          return rm(d, { recursive: true, force: true });
-        });
-      }
+    cleanup(): Promise<void> {
+      for (const remove of made.splice(0)) remove();
+      return Promise.resolve();
     },
   };
 }
@@ -75,14 +69,6 @@ export const isAlive = (pid: number): boolean => {
     return false;
   }
 };
-
-/** Gives the owner write access to every folder under `dir`, never following a link. */
-function makeWritable(dir: string): void {
-  const st = lstatSync(dir, { throwIfNoEntry: false });
-  if (st === undefined || !st.isDirectory()) return;
-  chmodSync(dir, 0o700);
-  for (const name of readdirSync(dir)) makeWritable(join(dir, name));
-}
 
 /** Every process's pid and command line, from /proc (those gone since the listing are skipped). */
 export function processes(): { pid: number; argv: string[] }[] {

@@ -1,7 +1,7 @@
 import { chownSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { isAlive, isLinux, isRoot, newSandbox, plan, processes, tempDirs, text } from './helpers.js';
 
 const dirs = tempDirs();

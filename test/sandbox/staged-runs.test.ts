@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { builtCli, tempDir } from '../helpers/temp-dir.js';
 import {
   isLinux,

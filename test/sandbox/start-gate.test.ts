@@ -3,7 +3,8 @@ import { chmodSync, existsSync, readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
-import { connectStdio, waitFor } from '../helpers/stdio-client.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp-dir.js';
 import {
   isAlive,

@@ -7,7 +7,7 @@ import { loadCatalog, loadsOf, type Catalog } from '../../src/skills/catalog.js'
 import type { CatalogDiff } from '../../src/skills/diff-catalogs.js';
 import { SETTLE_MS } from '../../src/skills/folder-load.js';
 import { watchCatalog, type CatalogWatcher } from '../../src/skills/watch-catalog.js';
-import { waitFor } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
 /**

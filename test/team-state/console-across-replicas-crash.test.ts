@@ -1,6 +1,6 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { waitFor } from '../team/helpers/shared-audit.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTeam, TOKEN, type Team } from './helpers/team.js';
 
 // A replica that dies while a console approval waits on it: a peer closes its sessions in the log once its lease
@@ -42,18 +42,18 @@ describe('a replica killed while a console approval waits on it', () => {
     );
     clients.push(client);
     client.callTool({ name: 'echo', arguments: { text: 'lingering sealed input' } }).catch(() => undefined);
-    const callId = await waitFor('the view to be shared', async () => (await viewRows())[0]);
+    const callId = await waitFor(async () => (await viewRows())[0], 15_000, 'the view to be shared');
     b.s.proc.kill('SIGKILL');
     await b.s.exited;
     // A (alive) finds B's lease expired and closes its session: the approval is denied (server_restart). The view
     // goes in the same transaction: once the denial is in the log, the row is gone.
     await waitFor(
-      'the peer to close the dead replica’s approval',
       async () =>
         (await team.events()).some((e) => e.type === 'approval_decided' && e.call_id === callId)
           ? true
           : undefined,
       20_000,
+      'the peer to close the dead replica’s approval',
     );
     expect(await viewRows()).not.toContain(callId);
     await new Promise((r) => setTimeout(r, 3_000));
@@ -76,7 +76,7 @@ describe('a replica killed while a console approval waits on it', () => {
     );
     clients.push(client);
     client.callTool({ name: 'echo', arguments: { text: 'expiring sealed input' } }).catch(() => undefined);
-    const callId = await waitFor('the view to be shared', async () => (await viewRows())[0]);
+    const callId = await waitFor(async () => (await viewRows())[0], 15_000, 'the view to be shared');
     // Its expiry passes (the superuser moves it: the approval itself would wait 10 minutes).
     await team.pg.superuser(team.db.database, (c) =>
       c.query(
@@ -84,8 +84,10 @@ describe('a replica killed while a console approval waits on it', () => {
         [callId],
       ),
     );
-    await waitFor('the expired view to be removed', async () =>
-      (await viewRows()).includes(callId) ? undefined : true,
+    await waitFor(
+      async () => ((await viewRows()).includes(callId) ? undefined : true),
+      15_000,
+      'the expired view to be removed',
     );
   }, 30_000);
 });

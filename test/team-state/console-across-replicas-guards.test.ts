@@ -9,7 +9,8 @@ import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { summarizeInput } from '../../src/gate/index.js';
 import { csrfOf, postDecision, rawRequest } from '../console/helpers/raw-request.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
-import { approvalLink, waitFor } from '../team/helpers/shared-audit.js';
+import { approvalLink } from '../team/helpers/shared-audit.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { consoleConfig, echo, formlessClient } from './helpers/formless-client.js';
 import { startTeam, type Team } from './helpers/team.js';
 
@@ -29,7 +30,6 @@ const CALL_TIMEOUT_MS = 180_000;
 const callOf = (text: string, ms = 15_000, except: string[] = []) => {
   const digest = summarizeInput({ text }).input_sha256;
   return waitFor(
-    `the approval of ${text.slice(0, 20)} to be asked`,
     async () => {
       const ev = await team.events();
       const req = ev.find(
@@ -44,6 +44,7 @@ const callOf = (text: string, ms = 15_000, except: string[] = []) => {
         : undefined;
     },
     ms,
+    `the approval of ${text.slice(0, 20)} to be asked`,
   );
 };
 
@@ -107,12 +108,15 @@ describe('the shared approval console against database writers, crowds and open 
     });
     // B sees the decision (it polls every 300 ms), says so in its log, and ignores it: no MAC made with the key.
     const b = team.servers[1]!;
-    await waitFor('B to ignore the decision', () =>
-      Promise.resolve(
-        b.stderr().includes('ignored a decision recorded elsewhere whose MAC does not verify')
-          ? true
-          : undefined,
-      ),
+    await waitFor(
+      () =>
+        Promise.resolve(
+          b.stderr().includes('ignored a decision recorded elsewhere whose MAC does not verify')
+            ? true
+            : undefined,
+        ),
+      15_000,
+      'B to ignore the decision',
     );
     const outcome = await Promise.race([result.then((r) => ({ r })), sleep(2_000).then(() => undefined)]);
     const after = ofCall(await team.events(), callId);
@@ -164,9 +168,9 @@ describe('the shared approval console against database writers, crowds and open 
     });
     // C's timeout cannot be recorded (the log holds a decision): C ends the call unrun.
     const end = await waitFor(
-      'C to end the call at its timeout',
       async () => ofCall(await team.events(), callId).find((e) => e.type === 'tool_call_finished'),
       45_000,
+      'C to end the call at its timeout',
     );
     expect(end.payload).toMatchObject({ status: 'denied', error_code: 'APPROVAL_DENIED' });
     expect(ofCall(await team.events(), callId).some((e) => e.type === 'tool_call_started')).toBe(false);
@@ -235,12 +239,15 @@ describe('the shared approval console against database writers, crowds and open 
     const vText = 'tamper target vole';
     const v = echo(client, vText, CALL_TIMEOUT_MS);
     const vId = await callOf(vText);
-    await waitFor('V shared', async () =>
-      team.pg.superuser(team.db.database, async (c) =>
-        (await c.query('SELECT 1 FROM skills_mcp.pending_views WHERE call_id = $1', [vId])).rowCount === 1
-          ? true
-          : undefined,
-      ),
+    await waitFor(
+      async () =>
+        team.pg.superuser(team.db.database, async (c) =>
+          (await c.query('SELECT 1 FROM skills_mcp.pending_views WHERE call_id = $1', [vId])).rowCount === 1
+            ? true
+            : undefined,
+        ),
+      15_000,
+      'V shared',
     );
     await team.pg.superuser(team.db.database, async (c) => {
       await c.query(`SET ROLE ${team.db.writer.user}`);
@@ -294,10 +301,14 @@ describe('the shared approval console against database writers, crowds and open 
     ]);
     expect(ev.filter((e) => e.type === 'tool_call_started' && calls.includes(e.call_id!))).toHaveLength(0);
     // The retry on C runs X, once.
-    const r = await waitFor('the retry on C to run X', async () => {
-      const retry = await echo(onC, text, CALL_TIMEOUT_MS);
-      return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
-    });
+    const r = await waitFor(
+      async () => {
+        const retry = await echo(onC, text, CALL_TIMEOUT_MS);
+        return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
+      },
+      15_000,
+      'the retry on C to run X',
+    );
     expect(r._meta?.['skills-mcp/call_id']).toBe(x);
     expect(r.isError).toBeFalsy();
     expect(ofCall(await team.events(), x).filter((e) => e.type === 'tool_call_started')).toHaveLength(1);
@@ -367,12 +378,12 @@ describe('the shared approval console against database writers, crowds and open 
       // The crowd's approvals time out on C (25 s after they were asked).
       const base = consoleOf('a');
       await waitFor(
-        'the crowd on C to expire',
         async () => {
           const index = (await rawRequest(base)).body;
           return /crowd \d+-\d+/.test(index) || /not listed here/.test(index) ? undefined : true;
         },
         45_000,
+        'the crowd on C to expire',
       );
       // X never stopped waiting on B: the same card, still decidable.
       const again = await approvalLink(base, victimX);
@@ -395,7 +406,6 @@ describe('the shared approval console against database writers, crowds and open 
         for (let i = 0; i < 5; i++) held.push(echo(c, big(s * 5 + i)));
       }
       await waitFor(
-        'the 20 big views to be shared',
         async () =>
           team.pg.superuser(team.db.database, async (c) => {
             const n = Number(
@@ -409,6 +419,7 @@ describe('the shared approval console against database writers, crowds and open 
             return n >= 20 ? true : undefined;
           }),
         60_000,
+        'the 20 big views to be shared',
       );
       const base = consoleOf('a');
       await rawRequest(base); // first look: opening each once is fair

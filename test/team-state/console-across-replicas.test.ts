@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { csrfOf, postDecision, rawRequest } from '../console/helpers/raw-request.js';
 import { consoleBase } from '../console/helpers/console-server.js';
-import { approvalLink, waitFor } from '../team/helpers/shared-audit.js';
+import { approvalLink } from '../team/helpers/shared-audit.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { consoleConfig, echo, formlessClient, type ToolResult } from './helpers/formless-client.js';
 import { startTeam, type Team } from './helpers/team.js';
 
@@ -24,11 +25,17 @@ const consoleOf = (name: string) => consoleBase(team.db.writerUrl, { XDG_STATE_H
 const seen = new Set<string>();
 /** The call id of the next approval asked (calls are made one after the other). */
 const askedCall = () =>
-  waitFor('the approval to be asked', async () => {
-    const asked = (await team.events()).find((e) => e.type === 'approval_requested' && !seen.has(e.call_id!));
-    if (asked !== undefined) seen.add(asked.call_id!);
-    return asked?.call_id ?? undefined;
-  });
+  waitFor(
+    async () => {
+      const asked = (await team.events()).find(
+        (e) => e.type === 'approval_requested' && !seen.has(e.call_id!),
+      );
+      if (asked !== undefined) seen.add(asked.call_id!);
+      return asked?.call_id ?? undefined;
+    },
+    15_000,
+    'the approval to be asked',
+  );
 
 /** How many shared views of `callId` the database holds. */
 const viewRows = (callId: string) =>
@@ -98,7 +105,11 @@ describe("replica A's approval console decides a call waiting on replica B (one 
       approver: { kind: 'console' },
     });
     // Decided: the view B shared is gone from the database.
-    await waitFor('the shared view to go', async () => ((await viewRows(callId)) === 0 ? true : undefined));
+    await waitFor(
+      async () => ((await viewRows(callId)) === 0 ? true : undefined),
+      15_000,
+      'the shared view to go',
+    );
     // A's page says what became of it; B's own console shows it decided elsewhere.
     expect((await rawRequest(link)).body).toContain('it runs on the server process that holds the call');
     expect((await rawRequest(consoleOf('b'))).body).toContain('Approve once in another server’s console');
@@ -162,10 +173,14 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     const callId = await askedCall();
     expect((await postDecision(await approvalLink(consoleOf('a'), callId), 'approved')).status).toBe(303);
     // The retry continues the same call (each waits 1 s for the decision to reach D, then answers "pending").
-    const r = await waitFor('the retry to run the call', async () => {
-      const retry = await echo(client, 'approved between calls');
-      return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
-    });
+    const r = await waitFor(
+      async () => {
+        const retry = await echo(client, 'approved between calls');
+        return retry._meta?.['skills-mcp/code'] === 'APPROVAL_PENDING' ? undefined : retry;
+      },
+      15_000,
+      'the retry to run the call',
+    );
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(r._meta?.['skills-mcp/call_id']).toBe(callId);
     expect(r.structuredContent).toEqual({ echo: { text: 'approved between calls' }, ok: true });
@@ -184,8 +199,11 @@ describe("replica A's approval console decides a call waiting on replica B (one 
     const pending = await result;
     expect(pending.isError).toBe(true);
     expect(textOf(pending)).toMatch(/Approval pending/);
-    await waitFor('C to time the approval out', async () =>
-      ofCall(await team.events(), callId).some((e) => e.type === 'tool_call_finished') ? true : undefined,
+    await waitFor(
+      async () =>
+        ofCall(await team.events(), callId).some((e) => e.type === 'tool_call_finished') ? true : undefined,
+      15_000,
+      'C to time the approval out',
     );
     const post = await rawRequest(link, {
       method: 'POST',

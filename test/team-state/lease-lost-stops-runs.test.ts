@@ -1,8 +1,8 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
 import { writeTestSkill } from '../helpers/gated-fixture.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTeam, textOf, tool, type Team } from './helpers/team.js';
 
 // A replica that is only stalled (SIGSTOP, sent by this test to the server it spawned), not dead, while its
@@ -16,15 +16,6 @@ const CONFIG =
   'audit_lease:\n  heartbeat_ms: 200\n  lease_ms: 1000\n';
 
 let team: Team;
-
-async function until(found: (ev: ExportedEvent[]) => boolean, ms: number): Promise<ExportedEvent[]> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const ev = await team.events();
-    if (found(ev) || Date.now() > end) return ev;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 /** Files named `name` anywhere in a replica's call folders. */
 function found(replica: string, name: string): string[] {
@@ -55,15 +46,18 @@ describe('a stalled replica whose lease expires while its script runs (PostgreSQ
   it('records the call interrupted as lease_expired and kills the script when it resumes', async () => {
     const [a] = await Promise.all([team.start('a'), team.start('b')]);
     const running = tool(a.c, 'slowcanary', {}).catch((e: unknown) => e);
-    let ev = await until((x) => x.some((e) => e.type === 'tool_call_started'), 15_000);
+    let ev = await team.eventsWhen(
+      'the call to start',
+      (x) => x.some((e) => e.type === 'tool_call_started'),
+      15_000,
+    );
     const started = ev.find((e) => e.type === 'tool_call_started')!;
     expect(started).toBeDefined();
-    const end = Date.now() + 10_000;
-    while (found('a', 'started.txt').length === 0 && Date.now() < end)
-      await new Promise((r) => setTimeout(r, 20));
+    await waitFor(() => found('a', 'started.txt').length > 0, 10_000, 'the script to start');
     a.s.proc.kill('SIGSTOP');
     try {
-      ev = await until(
+      ev = await team.eventsWhen(
+        'the call to be interrupted',
         (x) => x.some((e) => e.type === 'tool_call_interrupted' && e.call_id === started.call_id),
         10_000,
       );

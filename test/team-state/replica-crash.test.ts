@@ -15,16 +15,6 @@ const CONFIG =
 let team: Team;
 type Owner = { owner: { pid: number } };
 
-/** Polls the log until `found` holds (at most `ms`). */
-async function until(found: (ev: ExportedEvent[]) => boolean, ms: number): Promise<ExportedEvent[]> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const ev = await team.events();
-    if (found(ev) || Date.now() > end) return ev;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
 const sessionsOf = (ev: ExportedEvent[], pid: number | undefined) =>
   ev
     .filter((e) => e.type === 'session_started' && (e.payload as Owner).owner.pid === pid)
@@ -46,7 +36,11 @@ describe('a replica killed mid-run (PostgreSQL audit log)', () => {
     const asked = await tool(a.c, 'writer', {});
     expect(asked.requestState).toBeTypeOf('string');
     const running = tool(a.c, 'sleeper', {}).catch((e: unknown) => e);
-    let ev = await until((x) => x.some((e) => e.type === 'tool_call_started'), 15_000);
+    let ev = await team.eventsWhen(
+      'the sleeper to start',
+      (x) => x.some((e) => e.type === 'tool_call_started'),
+      15_000,
+    );
     const started = ev.find((e) => e.type === 'tool_call_started');
     expect(started, 'the sleeper started').toBeDefined();
     const pending = ev.find((e) => e.type === 'approval_requested')!;
@@ -54,7 +48,8 @@ describe('a replica killed mid-run (PostgreSQL audit log)', () => {
     a.s.proc.kill('SIGKILL');
     await a.s.exited;
     await running;
-    ev = await until(
+    ev = await team.eventsWhen(
+      'the call to be interrupted',
       (x) => x.some((e) => e.type === 'tool_call_interrupted' && e.call_id === started!.call_id),
       10_000,
     );
@@ -83,7 +78,8 @@ describe('a replica killed mid-run (PostgreSQL audit log)', () => {
     const open = sessionsOf(await team.events(), lone.proc.pid);
     expect(open.length).toBeGreaterThan(0);
     const c = await team.start('c');
-    const ev = await until(
+    const ev = await team.eventsWhen(
+      'the dead replica’s sessions to end',
       (x) => open.every((sid) => x.some((e) => e.type === 'session_ended' && e.session_id === sid)),
       10_000,
     );

@@ -1,8 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
+import { startSharedAudit, type SharedAudit } from './helpers/shared-audit.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { REPLICAS, startTeamStack, textOf, type ReplicaName, type TeamStack } from './helpers/team-stack.js';
+import { trials } from '../helpers/trials.js';
 
-const TRIALS = 20;
+const TRIALS = trials(20);
 
 describe('a replica killed behind HAProxy while it runs a call (one PostgreSQL audit log)', () => {
   let a: SharedAudit;
@@ -37,8 +39,10 @@ describe('a replica killed behind HAProxy while it runs a call (one PostgreSQL a
         (e: unknown) => `failed: ${String(e)}`,
       );
       // Killed as soon as its run is recorded as started.
-      const started = await waitFor('tool_call_started', async () =>
-        (await a.rows(`type = 'tool_call_started' AND event_id > $1`, [last])).at(0),
+      const started = await waitFor(
+        async () => (await a.rows(`type = 'tool_call_started' AND event_id > $1`, [last])).at(0),
+        15_000,
+        'tool_call_started',
       );
       calls.push(started.call_id!);
 
@@ -56,13 +60,17 @@ describe('a replica killed behind HAProxy while it runs a call (one PostgreSQL a
     }
     await Promise.all(restarting.values());
     // Each killed call ends interrupted, and only that.
-    const ends = await waitFor('every killed call to end', async () => {
-      const ev = await a.rows(
-        `call_id = ANY($1) AND type IN ('tool_call_interrupted', 'tool_call_finished')`,
-        [calls],
-      );
-      return ev.length >= TRIALS ? ev : undefined;
-    });
+    const ends = await waitFor(
+      async () => {
+        const ev = await a.rows(
+          `call_id = ANY($1) AND type IN ('tool_call_interrupted', 'tool_call_finished')`,
+          [calls],
+        );
+        return ev.length >= TRIALS ? ev : undefined;
+      },
+      15_000,
+      'every killed call to end',
+    );
     expect(new Set(calls).size).toBe(TRIALS);
     expect(ends.map((e) => e.type)).toEqual(Array<string>(TRIALS).fill('tool_call_interrupted'));
     expect(new Set(ends.map((e) => e.call_id))).toEqual(new Set(calls));

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { consoleBase } from '../console/helpers/console-server.js';
 import { postDecision, rawRequest } from '../console/helpers/raw-request.js';
-import { approvalLink, startSharedAudit, waitFor, type SharedAudit } from './helpers/shared-audit.js';
+import { approvalLink, startSharedAudit, type SharedAudit } from './helpers/shared-audit.js';
+import { waitFor } from '../helpers/wait-for.js';
 import {
   REPLICAS,
   startTeamStack,
@@ -45,8 +46,10 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log, with t
       () => (settled = true),
       () => (settled = true),
     );
-    const asked = await waitFor('the approval to be asked', async () =>
-      (await a.rows(`type = 'approval_requested' AND event_id > $1`, [last])).at(0),
+    const asked = await waitFor(
+      async () => (await a.rows(`type = 'approval_requested' AND event_id > $1`, [last])).at(0),
+      15_000,
+      'the approval to be asked',
     );
     expect(JSON.parse(asked.payload)).toMatchObject({ channel: 'console' });
     return { c, x, callId: asked.call_id!, result, settled: () => settled };
@@ -194,8 +197,10 @@ describe('three replicas behind HAProxy writing one PostgreSQL audit log, with t
       }
     };
     const workers = Promise.all([0, 1, 2, 3].map(worker));
-    await waitFor('runs before the stop', () =>
-      Promise.resolve(results.filter((r) => r.ok).length >= 8 ? true : undefined),
+    await waitFor(
+      () => Promise.resolve(results.filter((r) => r.ok).length >= 8 ? true : undefined),
+      15_000,
+      'runs before the stop',
     );
     a.pg.stop();
     down = true;

@@ -1,13 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { tempDir as freshDir } from '../../helpers/temp-dir.js';
 
-/** A fresh real folder under the OS temp dir, and a function that removes it. */
+/** The shared temp folder helper, with where an audit log in it goes (`state/audit.db`, not yet made). */
 export function tempDir(prefix = 'skills-mcp-audit-'): { dir: string; dbPath: string; cleanup: () => void } {
-  const dir = mkdtempSync(join(tmpdir(), prefix));
-  return {
-    dir,
-    dbPath: join(dir, 'state', 'audit.db'),
-    cleanup: () => rmSync(dir, { recursive: true, force: true }),
-  };
+  const t = freshDir(prefix);
+  return { ...t, dbPath: join(t.dir, 'state', 'audit.db') };
 }

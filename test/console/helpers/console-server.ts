@@ -3,7 +3,8 @@ import type { AuditStore } from '../../../src/audit/audit-store.js';
 import type { GatedFixture } from '../../helpers/gated-fixture.js';
 import { startGatedServer, type GatedServerOptions } from '../../helpers/gated-server.js';
 import { runCli } from '../../helpers/run-cli.js';
-import { waitFor, type Connected } from '../../helpers/stdio-client.js';
+import { type Connected } from '../../helpers/stdio-client.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { rawRequest } from './raw-request.js';
 
 /** Approvals asked, in the console only (the browser is never opened by tests). */

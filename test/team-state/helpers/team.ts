@@ -12,6 +12,7 @@ import {
   type TestPostgres,
 } from '../../helpers/postgres.js';
 import { runCli } from '../../helpers/run-cli.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { connectClient, type Connected } from '../../http/helpers/connect-client.js';
 import { servedUrl, spawnCli, type SpawnedServer } from '../../http/helpers/spawn-server.js';
 
@@ -48,6 +49,8 @@ export interface Team {
   connect(url: string, token: string): Promise<Client>;
   /** Every event of the shared log, in chain order. */
   events(): Promise<ExportedEvent[]>;
+  /** The events, once `found` holds for them (polling the log; rejects after `ms`, naming `what`). */
+  eventsWhen(what: string, found: (ev: ExportedEvent[]) => boolean, ms?: number): Promise<ExportedEvent[]>;
   /** `skills-mcp audit verify --audit postgres://…`. */
   verify(): ReturnType<typeof runCli>;
   /** Stops the clients and the servers this test started (SIGTERM, or SIGKILL), PostgreSQL, and removes the files. */
@@ -65,7 +68,7 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
   const servers: SpawnedServer[] = [];
   const clients: Connected[] = [];
   const env = { PGPASSWORD: db.writer.password };
-  return {
+  const team: Team = {
     pg,
     db,
     fx,
@@ -108,6 +111,15 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
       clients.push(c);
       return c.client;
     },
+    eventsWhen: (what, found, ms = 15_000) =>
+      waitFor(
+        async () => {
+          const ev = await team.events();
+          return found(ev) && ev;
+        },
+        ms,
+        what,
+      ),
     async events() {
       const log = openPgAuditLog({ url: db.writerUrl, env });
       try {
@@ -129,6 +141,7 @@ export async function startTeam(config: string, o: { staticToken?: boolean } = {
       pg.cleanup();
     },
   };
+  return team;
 }
 
 /** A modern-era tools/call; with `retry`, the person's `decision` and the state of the call it continues. */

@@ -7,6 +7,7 @@ import {
 import { runCli, type CliRun } from '../../helpers/run-cli.js';
 import { pendingLinks } from '../../console/helpers/console-server.js';
 import { rawRequest } from '../../console/helpers/raw-request.js';
+import { waitFor } from '../../helpers/wait-for.js';
 
 /** One row of the shared audit log, read as the PostgreSQL superuser. */
 export interface Row {
@@ -55,21 +56,9 @@ export async function startSharedAudit(): Promise<SharedAudit> {
   }
 }
 
-/** Polls `fn` until it gives a value. */
-export async function waitFor<T>(what: string, fn: () => Promise<T | undefined>, ms = 15_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
 /** The console page of `callId`'s approval, once the console at `base` lists it (from the views replicas share). */
 export const approvalLink = (base: string, callId: string, ms = 15_000): Promise<string> =>
   waitFor(
-    `the approval of ${callId} on the console`,
     async () => {
       for (const l of await pendingLinks(base)) {
         if ((await rawRequest(l)).body.includes(`calls/${callId}`)) return l;
@@ -77,4 +66,5 @@ export const approvalLink = (base: string, callId: string, ms = 15_000): Promise
       return undefined;
     },
     ms,
+    `the approval of ${callId} on the console`,
   );
