@@ -21,7 +21,7 @@ export type PasskeyChallengeInputs = z.infer<typeof PasskeyChallengeInputsSchema
 export const PasskeyEvidenceSchema = z
   .strictObject({
     credential_id: b64url(1400).describe('The enrolled credential that signed (base64url)'),
-    authenticator_data: b64url(2048).describe('authenticatorData as signed (base64url)'),
+    authenticator_data_b64: b64url(2048).describe('authenticatorData as signed (base64url)'),
     client_data_json: b64url(4096).describe('clientDataJSON as the browser made it (base64url)'),
     signature: b64url(1024).describe(
       'The signature over authenticatorData ‖ sha256(clientDataJSON) (base64url)',

@@ -56,7 +56,9 @@ export const PASSKEY_JS = `(() => {
     });
   }
   for (const form of document.querySelectorAll('form.decide[data-passkey]')) {
-    const status = form.parentElement.querySelector('.passkey-status');
+    const status = document.createElement('p');
+    status.setAttribute('role', 'status');
+    form.after(status);
     form.addEventListener('submit', async (ev) => {
       const button = ev.submitter;
       if (!button || !String(button.value).startsWith('approved')) return;
