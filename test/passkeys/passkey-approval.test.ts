@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
-import { ARTIFACTS, HAS_CHROMIUM, DESKTOP, sharedChromium } from '../console/helpers/browser.js';
+import { ARTIFACTS, HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleServers, textOf } from '../console/helpers/console-server.js';
 import { postDecision } from '../console/helpers/raw-request.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
@@ -52,26 +52,13 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
     // passkeys line: see audit verify
   }, 90_000);
 
-  it('refuses an approval from a browser without the passkey and a plain form post: nothing runs', async () => {
+  it('refuses an approving form post without a passkey assertion: nothing runs', async () => {
     const s = await startServer();
     const enrolled = await pageWithPasskey(browser());
     closers.push(() => enrolled.context.close());
     await enrollWith(enrolled.page, s.fx.auditPath, 'alice');
     const call = s.call({ text: 'never' });
     const link = await call.link;
-    // A second browser, with an authenticator of its own that was never enrolled.
-    const other = await pageWithPasskey(browser());
-    closers.push(() => other.context.close());
-    await other.page.goto(link);
-    await other.page.getByRole('button', { name: 'Approve once' }).click();
-    await other.page.getByText(/^Not approved: /).waitFor();
-    // A browser with no authenticator at all.
-    const bare = await browser().newContext({ viewport: DESKTOP });
-    closers.push(() => bare.close());
-    const p = await bare.newPage();
-    await p.goto(link);
-    await p.getByRole('button', { name: 'Approve once' }).click();
-    await p.getByText(/^Not approved: /).waitFor();
     // The form without JavaScript (or the model's HTTP client with the page's token).
     const posted = await postDecision(link, 'approved');
     expect(posted.status).toBe(403);
