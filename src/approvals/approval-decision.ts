@@ -1,3 +1,4 @@
+import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
 /** The decisions a person can give, and why a call ended up approved or refused. */
 
 import { APPROVAL_DECISIONS, DECISION_REASONS } from './approval-vocabulary.js';
@@ -20,6 +21,8 @@ export type DecisionReason = (typeof DECISION_REASONS)[number];
 export interface ApprovalOutcome {
   decision: ApprovalDecision;
   reason: DecisionReason;
+  /** The passkey assertion that approved it, verified by the console. */
+  passkey?: PasskeyEvidence;
 }
 
 /**

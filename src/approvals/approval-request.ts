@@ -1,3 +1,4 @@
+import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
 import {
   APPROVAL_DECISIONS,
   DECISION_TITLES,
@@ -88,7 +89,7 @@ export function approvalRequest(view: ApprovalView, revision?: FormRevision): Ap
  * sent by the client); `timeout` when `timeout_ms` passed; `error` when the request failed.
  */
 export type ApprovalAnswer =
-  | { action: 'accept'; content?: unknown }
+  | { action: 'accept'; content?: unknown; passkey?: PasskeyEvidence }
   | { action: 'decline' | 'cancel' | 'timeout' }
   | { action: 'error'; error?: unknown };
 
@@ -106,9 +107,12 @@ export function interpretAnswer(
         typeof content === 'object' && content !== null
           ? (content as Record<string, unknown>).decision
           : undefined;
-      return isApprovalDecision(decision)
-        ? { decision, reason: 'user' }
-        : { decision: 'denied', reason: 'invalid_response' };
+      if (!isApprovalDecision(decision)) return { decision: 'denied', reason: 'invalid_response' };
+      // Set only by the console, after it verified the assertion over this decision.
+      const passkey = 'passkey' in answer ? (answer.passkey as PasskeyEvidence | undefined) : undefined;
+      return passkey?.challenge.decision === decision
+        ? { decision, reason: 'user', passkey }
+        : { decision, reason: 'user' };
     }
     case 'decline':
       return { decision: 'denied', reason: 'declined' };

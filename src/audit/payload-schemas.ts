@@ -1,3 +1,4 @@
+import { PasskeyEvidenceSchema } from '../passkeys/passkey-evidence.js';
 import { z } from 'zod';
 import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approvals/approval-vocabulary.js';
 import type { EventType } from './event-types.js';
@@ -200,6 +201,7 @@ export const ApprovalDecidedPayloadSchema = z.strictObject({
   reason: ApprovalReasonSchema,
   channel: ApprovalChannelSchema,
   approver: ApproverSchema.optional(),
+  passkey: PasskeyEvidenceSchema.optional(),
   mac: Sha256Schema.optional().describe(
     'With a log shared by replicas: HMAC-SHA256, under a key derived from their shared secret, of the call id, its ' +
       'audit session, approval key, input and bundle digests and the decision. A replica acts on a decision ' +

@@ -40,6 +40,7 @@ export async function startConsoleIfEnabled(
     runner: services.runner,
     audit: services.audit,
     log,
+    stateDir,
     ...(opener === undefined ? {} : { openBrowser: (url: string) => opener.open(url) }),
   });
   let linkFile: string | undefined;

@@ -239,3 +239,16 @@ export const CONSOLE_OPTIONS = {
   config: CONFIG_FILE,
   help: HELP_FLAG,
 } as const satisfies OptionTable;
+
+/** `skills-mcp approvers`. */
+export const APPROVERS_OPTIONS = {
+  name: {
+    type: 'string',
+    value: 'LABEL',
+    description: 'enroll: who or which device the passkey is (shown in the list and the audit log)',
+    default: 'the user name',
+  },
+  audit: { ...AUDIT_PATH, description: 'the audit database whose state folder holds approvers.json' },
+  config: CONFIG_FILE,
+  help: HELP_FLAG,
+} as const satisfies OptionTable;

@@ -3,6 +3,7 @@ import {
   BUNDLES_OPTIONS,
   CONFIG_OPTIONS,
   CONSOLE_OPTIONS,
+  APPROVERS_OPTIONS,
   DEPS_OPTIONS,
   DOCTOR_OPTIONS,
   LINT_OPTIONS,
@@ -103,6 +104,7 @@ Usage:
   skills-mcp runs prune [--older-than DAYS] [--dry-run]       remove old per-call output folders
   skills-mcp bundles prune [--unused-for DAYS] [--dry-run]    remove verified skill copies no longer used
   skills-mcp console [--audit PATH]                           print the approval console link (for you, not the model)
+  skills-mcp approvers <enroll|list|remove> [--name LABEL]    the passkeys that approve runs in the console
 
 Run "skills-mcp <command> --help" for a command's options.
 Options for every command: --help, --version.
@@ -194,6 +196,17 @@ chat.
 
 Options:
 ${optionsHelp(CONSOLE_OPTIONS)}`,
+  approvers: `Usage: skills-mcp approvers <enroll|list|remove ID> [options]
+
+The passkeys that approve runs in the approval console (kept in approvers.json in the state folder).
+  enroll      serve a one-off page on localhost and print its secret link here (stderr): open it in your
+              browser and create a passkey (user verification required); exits once it is enrolled
+  list        the enrolled passkeys: id, label, when
+  remove ID   remove one (by its id, or a prefix of it that names one)
+Run it in your own terminal, as the server's user: it is the route the model does not take.
+
+Options:
+${optionsHelp(APPROVERS_OPTIONS)}`,
   doctor: `Usage: skills-mcp doctor [options]
 
 Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on macOS) with a

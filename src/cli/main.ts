@@ -81,6 +81,16 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const { runConsoleLink } = await import('./console-link.js');
         return runConsoleLink(consoleArgs, io, { auditPath: resolveLocalBase(loaded.config, io) });
       }
+      case 'approvers': {
+        const { rest: approversArgs, audit, config } = takeGlobalFlags(rest);
+        const loaded = resolveConfig(io, defined({ audit }), config);
+        if (loaded === undefined) return 2;
+        const { runApprovers } = await import('./approvers.js');
+        return await runApprovers(approversArgs, io, {
+          localBase: resolveLocalBase(loaded.config, io),
+          logLevel: loaded.config.log_level ?? 'warn',
+        });
+      }
       case 'run': {
         const { runRun } = await import('./run.js');
         return await runRun(rest, io, stdin);

@@ -5,6 +5,7 @@ import type { ApprovalView } from '../approvals/approval-message.js';
 import type { ApprovalAnswer } from '../approvals/approval-request.js';
 import type { CardDisplay } from '../approvals/card-display.js';
 import type { Logger } from '../log.js';
+import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
 import type { CallResult } from '../runner/call-result.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { SessionInfo } from '../runner/session.js';
@@ -77,7 +78,12 @@ export interface ApprovalQueue {
   /** Holds a request until the person decides, the runner closes the call, `holdMs` passes or `signal` aborts. */
   wait(a: ConsoleApproval, opts: { holdMs: number; signal?: AbortSignal }): Promise<Wake>;
   /** A decision from the page (POST). */
-  decide(id: string, csrf: string, decision: ApprovalDecision): Promise<DecideResult>;
+  decide(
+    id: string,
+    csrf: string,
+    decision: ApprovalDecision,
+    passkey?: PasskeyEvidence,
+  ): Promise<DecideResult>;
   /** Records what became of an approval a request resumed (`note` overrides the words for the page). */
   finish(a: ConsoleApproval, result: CallResult, note?: string): void;
   get(id: string): ConsoleApproval | undefined;
@@ -88,7 +94,11 @@ export interface ApprovalQueue {
 
 const KEEP_CLOSED = 50;
 
-const accept = (decision: ApprovalDecision): ApprovalAnswer => ({ action: 'accept', content: { decision } });
+const accept = (decision: ApprovalDecision, passkey?: PasskeyEvidence): ApprovalAnswer => ({
+  action: 'accept',
+  content: { decision },
+  ...(passkey === undefined ? {} : { passkey }),
+});
 
 function sameToken(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -216,7 +226,7 @@ export function createApprovalQueue(deps: {
       waiters.set(a.id, wake);
     });
 
-  const decide: ApprovalQueue['decide'] = async (id, csrf, decision) => {
+  const decide: ApprovalQueue['decide'] = async (id, csrf, decision, passkey) => {
     const a = byId.get(id);
     if (a === undefined) return 'unknown';
     if (!sameToken(csrf, a.csrf)) return 'bad_token';
@@ -226,12 +236,12 @@ export function createApprovalQueue(deps: {
     const waiter = waiters.get(a.id);
     if (waiter !== undefined) {
       a.state = 'running';
-      waiter({ kind: 'answer', answer: accept(decision) });
+      waiter({ kind: 'answer', answer: accept(decision, passkey) });
       return 'decided';
     }
     // No request is waiting (it answered "pending"): record the decision now and keep it for the retry.
     a.state = 'recording';
-    a.recorded = runner.recordAnswer(a.callId, a.session, accept(decision), 'console').then(
+    a.recorded = runner.recordAnswer(a.callId, a.session, accept(decision, passkey), 'console').then(
       (r) => {
         if (a.state !== 'recording') return;
         if (r.kind === 'approved') {

@@ -7,6 +7,9 @@ import type { ApprovalQueue, ConsoleApproval } from './approval-queue.js';
 import type { SharedApprovals } from './inbound-approvals.js';
 import { CONSOLE_CSS, CONSOLE_ICON, CONSOLE_JS } from './assets.js';
 import { recentCalls } from './calls-view.js';
+import type { ConsolePasskeys } from '../passkeys/console-passkeys.js';
+import { markPasskeyForms, routePasskey } from '../passkeys/passkey-routes.js';
+import { PASSKEY_JS } from '../passkeys/passkey-script.js';
 import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';
 
 export interface RouteResponse {
@@ -37,6 +40,10 @@ export interface RouteDeps {
   pendingView: (callId: string) => ApprovalView | undefined;
   /** Called on every page view (the console uses it to tell whether a page is open). */
   onPageView: () => void;
+  /** Passkey approvals: with a passkey enrolled, an approving decision needs an assertion. */
+  passkeys?: ConsolePasskeys;
+  /** `http://localhost:PORT`, the origin passkey assertions come from. */
+  origin?: () => string;
 }
 
 /** The decision form, as posted. */
@@ -63,16 +70,27 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
     if (parts[0] === 'approvals' && parts.length === 2 && ID.test(parts[1] ?? '')) {
       return decide(parts[1]!, req, deps);
     }
+    const step = parts[2];
+    if (
+      parts[0] === 'approvals' &&
+      (step === 'passkey-options' || step === 'passkey') &&
+      ID.test(parts[1] ?? '')
+    )
+      return deps.passkeys === undefined || deps.origin === undefined
+        ? page(404, messagePage(base, 'Not found', 'Passkey approvals are not on.'))
+        : routePasskey(parts[1]!, step, req, { ...deps, passkeys: deps.passkeys, origin: deps.origin });
     return page(405, messagePage(base, 'Not allowed', 'Only the decision form can be posted.'));
   }
   if (req.path === '/console.css') return { status: 200, type: 'text/css; charset=utf-8', body: CONSOLE_CSS };
   if (req.path === '/console.js')
     return { status: 200, type: 'text/javascript; charset=utf-8', body: CONSOLE_JS };
+  if (req.path === '/passkey.js')
+    return { status: 200, type: 'text/javascript; charset=utf-8', body: PASSKEY_JS };
   if (req.path === '/icon.svg') return { status: 200, type: 'image/svg+xml', body: CONSOLE_ICON };
   deps.onPageView();
   if (req.path === '/') {
     const list = await approvals(deps);
-    return page(200, indexPage(base, list, await calls(deps), deps.shared.notListed()));
+    return withPasskey(page(200, indexPage(base, list, await calls(deps), deps.shared.notListed())), deps);
   }
   if (parts[0] === 'approvals' && parts.length === 2) {
     const id = ID.test(parts[1] ?? '') ? parts[1]! : undefined;
@@ -88,7 +106,7 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
         messagePage(base, 'Unknown approval', 'No such approval here (the server may have restarted).'),
       );
     }
-    return page(200, approvalPage(base, a));
+    return withPasskey(page(200, approvalPage(base, a)), deps);
   }
   if (parts[0] === 'calls' && parts.length === 2 && CALL_ID.test(parts[1] ?? '')) {
     try {
@@ -101,6 +119,10 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
   }
   return page(404, messagePage(base, 'Not found', 'There is no such page in the approval console.'));
 }
+
+/** With a passkey enrolled, the page's decision forms ask for one. */
+const withPasskey = (r: RouteResponse, deps: RouteDeps): RouteResponse =>
+  deps.passkeys?.enrolled() === true ? { ...r, body: markPasskeyForms(r.body) } : r;
 
 /** What a call still waiting asks about: here, or (looked up again) on another server process. */
 async function pendingView(callId: string, deps: RouteDeps): Promise<ApprovalView | undefined> {
@@ -138,6 +160,12 @@ async function decide(id: string, req: RouteRequest, deps: RouteDeps): Promise<R
     return page(
       400,
       messagePage(base, 'Not accepted', 'The form was incomplete. Reload the page and try again.'),
+    );
+  }
+  if (form.data.decision.startsWith('approved') && deps.passkeys?.enrolled() === true) {
+    return page(
+      403,
+      messagePage(base, 'Not accepted', 'Approving needs your passkey: use the button on the approval page.'),
     );
   }
   const result =

@@ -13,6 +13,7 @@ export function pageLayout(opts: { base: string; title: string; body: Html }): s
         <link rel="icon" href="${base}/icon.svg" type="image/svg+xml" />
         <link rel="stylesheet" href="${base}/console.css" />
         <script src="${base}/console.js" defer></script>
+        <script src="${base}/passkey.js" defer></script>
       </head>
       <body>
         <a class="skip" href="#main">Skip to content</a>

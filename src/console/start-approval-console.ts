@@ -6,6 +6,7 @@ import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from '.
 import { routeConsole } from './console-routes.js';
 import { createSharedApprovals } from './inbound-approvals.js';
 import { startConsoleServer } from './console-server.js';
+import { createConsolePasskeys } from '../passkeys/console-passkeys.js';
 
 /** The approval console: a local page where a person decides when the client cannot ask. */
 export interface ApprovalConsole {
@@ -28,6 +29,8 @@ export interface ApprovalConsoleOptions {
   /** Opens a URL in the person's browser; omit to never open one (tests, `console_open_browser: false`). */
   openBrowser?: (url: string) => void;
   now?: () => number;
+  /** The state folder: its approvers.json holds the passkeys that approve (none enrolled: a click approves). */
+  stateDir?: string;
 }
 
 /** An open console page re-fetches itself every 2 s: one seen this recently counts as open (no new tab). */
@@ -43,6 +46,9 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
   const base = `/${secret}`;
   const queue = createApprovalQueue({ runner: opts.runner, log, now });
   const shared = createSharedApprovals({ runner: opts.runner, audit: opts.audit, log, now });
+  const passkeys =
+    opts.stateDir === undefined ? undefined : createConsolePasskeys({ stateDir: opts.stateDir });
+  let origin = '';
   let lastView = -Infinity;
   let lastOpen = -Infinity;
   const server = await startConsoleServer({
@@ -57,8 +63,10 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
         log,
         pendingView: (callId) => opts.runner.pendingView(callId),
         onPageView: () => (lastView = now()),
+        ...(passkeys === undefined ? {} : { passkeys, origin: () => origin }),
       }),
   });
+  origin = new URL(server.url).origin.replace('//127.0.0.1:', '//localhost:');
   const approvalUrl = (a: ConsoleApproval) => `${server.url}approvals/${a.id}`;
   return {
     url: server.url,

@@ -70,6 +70,7 @@ export function decisionEvents(
           reason: outcome.reason,
           channel,
           ...(approver === undefined ? {} : { approver }),
+          ...(outcome.passkey === undefined ? {} : { passkey: outcome.passkey }),
           ...(o.mac === undefined ? {} : { mac: o.mac }),
         },
       };

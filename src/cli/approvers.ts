@@ -1,0 +1,147 @@
+import { randomBytes } from 'node:crypto';
+import { userInfo } from 'node:os';
+import { parseArgs } from 'node:util';
+import { CONSOLE_CSS, CONSOLE_ICON } from '../console/assets.js';
+import { startConsoleServer } from '../console/console-server.js';
+import type { RouteRequest, RouteResponse } from '../console/console-routes.js';
+import { isSkillsError } from '../errors.js';
+import { readApprovers, writeApprovers, approversPath } from '../passkeys/approvers-file.js';
+import { createEnrolment } from '../passkeys/enroll-ceremony.js';
+import { enrollPage } from '../passkeys/enroll-page.js';
+import { PASSKEY_JS } from '../passkeys/passkey-script.js';
+import { APPROVERS_OPTIONS } from './command-options.js';
+import { HELP } from './help.js';
+import { parseOptions } from './option-table.js';
+import { printable } from './audit-verify.js';
+import type { CliIo, ExitCode } from './io.js';
+import { createLogger, type Logger, type LogLevel } from '../log.js';
+import { dirname } from 'node:path';
+
+const ENROLL_WAIT_MS = 10 * 60_000;
+
+const json = (status: number, value: unknown): RouteResponse => ({
+  status,
+  type: 'application/json; charset=utf-8',
+  body: JSON.stringify(value),
+});
+
+/** `skills-mcp approvers enroll|list|remove`: the person's own route to the passkeys that approve runs. */
+export async function runApprovers(
+  args: string[],
+  io: CliIo,
+  opts: { localBase: string; logLevel: LogLevel },
+): Promise<ExitCode> {
+  const stateDir = dirname(opts.localBase);
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args,
+      options: parseOptions(APPROVERS_OPTIONS),
+      allowPositionals: true,
+      strict: true,
+    });
+  } catch (e) {
+    io.err(`skills-mcp approvers: ${(e as Error).message}\nRun "skills-mcp approvers --help" for usage.\n`);
+    return 2;
+  }
+  const [verb, ...more] = parsed.positionals;
+  if (parsed.values.help === true || verb === undefined) {
+    (verb === undefined && parsed.values.help !== true ? io.err : io.out)(`${HELP.approvers}\n`);
+    return parsed.values.help === true ? 0 : 2;
+  }
+  try {
+    if (verb === 'list' && more.length === 0) return list(io, stateDir);
+    if (verb === 'remove' && more.length === 1) return remove(io, stateDir, more[0]!);
+    if (verb === 'enroll' && more.length === 0) {
+      const label = (parsed.values.name ?? userInfo().username).slice(0, 100) || 'approver';
+      return await enroll(io, stateDir, label, createLogger(opts.logLevel));
+    }
+  } catch (e) {
+    if (!isSkillsError(e)) throw e;
+    io.err(`skills-mcp approvers: ${e.message}${e.hint === undefined ? '' : `\n${e.hint}`}\n`);
+    return 1;
+  }
+  io.err(
+    `skills-mcp approvers: unknown use "${printable(parsed.positionals.join(' '))}"\n\n${HELP.approvers}\n`,
+  );
+  return 2;
+}
+
+function list(io: CliIo, stateDir: string): ExitCode {
+  const all = readApprovers(stateDir);
+  if (all.length === 0) io.err(`no passkeys enrolled (${approversPath(stateDir)})\n`);
+  for (const a of all) io.out(`${a.id}  ${printable(a.label)}  enrolled ${a.enrolled_at}\n`);
+  return 0;
+}
+
+function remove(io: CliIo, stateDir: string, id: string): ExitCode {
+  const all = readApprovers(stateDir);
+  const hits = all.filter((a) => a.id === id || (id.length >= 6 && a.id.startsWith(id)));
+  if (hits.length !== 1) {
+    io.err(
+      `skills-mcp approvers: ${hits.length === 0 ? 'no' : 'more than one'} passkey matches "${printable(id)}"\n`,
+    );
+    return 1;
+  }
+  writeApprovers(
+    stateDir,
+    all.filter((a) => a !== hits[0]),
+  );
+  io.out(`removed ${hits[0]!.id} (${printable(hits[0]!.label)})\n`);
+  return 0;
+}
+
+/** Serves the one-off enrolment page until one passkey is enrolled (or ten minutes pass). */
+async function enroll(io: CliIo, stateDir: string, label: string, log: Logger): Promise<ExitCode> {
+  const secret = randomBytes(24).toString('base64url');
+  let origin = '';
+  let enrolment: ReturnType<typeof createEnrolment> | undefined;
+  let done: (label: string | undefined) => void = () => {};
+  const finished = new Promise<string | undefined>((resolve) => (done = resolve));
+  const route = async (req: RouteRequest): Promise<RouteResponse> => {
+    if (req.path === '/console.css')
+      return { status: 200, type: 'text/css; charset=utf-8', body: CONSOLE_CSS };
+    if (req.path === '/passkey.js')
+      return { status: 200, type: 'text/javascript; charset=utf-8', body: PASSKEY_JS };
+    if (req.path === '/icon.svg') return { status: 200, type: 'image/svg+xml', body: CONSOLE_ICON };
+    if (req.method !== 'POST')
+      return req.path === '/'
+        ? { status: 200, type: 'text/html; charset=utf-8', body: enrollPage(`/${secret}`, label) }
+        : { status: 404, type: 'text/plain; charset=utf-8', body: 'Not found' };
+    if (req.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json')
+      return json(415, { error: 'send JSON' });
+    if (req.path === '/enroll/options') {
+      enrolment = createEnrolment({ label, origin, enrolled: readApprovers(stateDir) });
+      return json(200, await enrolment.options());
+    }
+    if (req.path === '/enroll/finish' && enrolment !== undefined) {
+      try {
+        const credential = await enrolment.finish(JSON.parse(req.body ?? 'null'));
+        writeApprovers(stateDir, [...readApprovers(stateDir), credential]);
+        // Stop once this answer has gone out (closing the listener drops the connections it holds).
+        setTimeout(() => done(credential.id), 250);
+        return json(200, { label });
+      } catch (err) {
+        return json(400, { error: isSkillsError(err) ? err.message : 'the passkey could not be verified' });
+      }
+    }
+    return json(404, { error: 'start the enrolment again' });
+  };
+  const server = await startConsoleServer({ secret, log, route });
+  const url = server.url.replace('//127.0.0.1:', '//localhost:');
+  origin = new URL(url).origin;
+  io.err(
+    'Open this link in your browser to enroll a passkey (it works for this enrolment only; do not share it):\n' +
+      `  ${url}\n`,
+  );
+  const timer = setTimeout(() => done(undefined), ENROLL_WAIT_MS);
+  const id = await finished;
+  clearTimeout(timer);
+  await server.close();
+  if (id === undefined) {
+    io.err('skills-mcp approvers: no passkey was enrolled in time\n');
+    return 1;
+  }
+  io.out(`enrolled ${id} (${printable(label)}) in ${approversPath(stateDir)}\n`);
+  return 0;
+}
