@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import type { ApprovalDecision } from '../gate/index.js';
+import type { ApprovalDecision } from '../approvals/approval-decision.js';
 import { SkillsError } from '../errors.js';
 import { readApprovers, writeApprovers } from './approvers-file.js';
 import { PASSKEY_RP_ID } from './enroll-ceremony.js';

@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { connectStdio, waitFor, type Connected } from '../helpers/stdio-client.js';
+import { connectStdio, type Connected } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
 
 const temps: (() => void)[] = [];

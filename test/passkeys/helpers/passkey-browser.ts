@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { builtCli } from '../../helpers/temp-dir.js';
-import { waitFor } from '../../helpers/stdio-client.js';
+import { waitFor } from '../../helpers/wait-for.js';
 import { DESKTOP } from '../../console/helpers/browser.js';
 
 /** A browser page with the DevTools virtual authenticator: a platform passkey that verifies its user. */
