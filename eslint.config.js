@@ -10,7 +10,7 @@ const sdk = {
 const up = (...dirs) =>
   dirs.map((d) => ({
     group: [`../${d}/*`, `../${d}/**`],
-    message: `Imports point one way (cli → transport → mcp → runner → domain): no import of ${d}/ here.`,
+    message: `Imports point one way (cli → transport → mcp → runner, console → domain): no import of ${d}/ here.`,
   }));
 
 export default tseslint.config(
@@ -44,9 +44,12 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/{skills,gate,sandbox,audit,config}/**/*.ts', 'src/errors.ts', 'src/log.ts'],
+    files: ['src/{skills,gate,approvals,envs,sandbox,audit,config}/**/*.ts', 'src/errors.ts', 'src/log.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [sdk, ...up('runner', 'mcp', 'transport', 'cli')] }],
+      'no-restricted-imports': [
+        'error',
+        { patterns: [sdk, ...up('runner', 'console', 'mcp', 'transport', 'cli')] },
+      ],
     },
   },
   {

@@ -5,7 +5,8 @@ import {
   isApprovalDecision,
   type ApprovalOutcome,
 } from './approval-decision.js';
-import { approvalMessage, type ApprovalView } from './approval-message.js';
+import { approvalMessage } from './approval-message.js';
+import type { ApprovalView } from './approval-view.js';
 
 /**
  * Protocol revisions whose elicitation schemas differ: 2025-06-18 (single-select as `enum` + `enumNames`, no
@@ -126,5 +127,3 @@ export function interpretAnswer(
       return { decision: 'denied', reason: 'invalid_response' };
   }
 }
-
-export type { ApprovalView } from './approval-message.js';

@@ -1,4 +1,4 @@
-import type { ApprovalView } from './approval-message.js';
+import type { ApprovalView } from './approval-view.js';
 import { displayCall, type DisplayedCall } from './display-call.js';
 
 /** Risk findings an approval card lists; the rest are counted. */

@@ -1,5 +1,5 @@
 import { escapeForDisplay } from '../escape-for-display.js';
-import type { ApprovalView } from './approval-message.js';
+import type { ApprovalView } from './approval-view.js';
 import type { Risk } from '../gate/guard.js';
 import { maxRiskLevel } from '../gate/guard.js';
 import {

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import { POLICY_ACTIONS } from '../config/approval-schema.js';
-import { type ApprovalView } from './approval-message.js';
+import type { ApprovalView } from './approval-view.js';
 import { cardDisplay, MAX_CARD_FINDINGS, type CardDisplay } from './card-display.js';
 import { MAX_KEYS } from './display-call.js';
 

@@ -3,7 +3,7 @@ import { DECISION_TITLES } from '../approvals/approval-decision.js';
 import { operatorGrantLines } from '../approvals/approval-message.js';
 import { APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
 import { cardDisplay } from '../approvals/card-display.js';
-import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import type { CardDisplay } from '../approvals/card-display.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { ConsoleApproval } from './approval-queue.js';

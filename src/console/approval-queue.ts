@@ -1,7 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { isSkillsError } from '../errors.js';
 import type { ApprovalDecision } from '../approvals/approval-decision.js';
-import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import type { ApprovalAnswer } from '../approvals/approval-request.js';
 import type { CardDisplay } from '../approvals/card-display.js';
 import type { Logger } from '../log.js';

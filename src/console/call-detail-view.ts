@@ -6,7 +6,7 @@ import { callerLine, callerOfCall } from './caller-view.js';
 import { badge, formatDuration, formatTime, short, shown, toneOf } from './format.js';
 import { html, type Html } from './html.js';
 import { escapeForDisplay } from '../escape-for-display.js';
-import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 
 const payloadOf = <T extends EventType>(d: CallDetail, type: T) =>
   (d.events.find((e) => e.type === type) as AuditEvent<T> | undefined)?.payload;

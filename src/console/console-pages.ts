@@ -1,5 +1,5 @@
 import { DECISION_TITLES } from '../approvals/approval-decision.js';
-import { type ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import { shortCallId } from '../audit/call-id.js';
 import type { CallDetail } from '../audit/types.js';
 import { approvalCard } from './approval-card.js';

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { CallLog } from '../audit/call-log.js';
-import { type ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import { APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue, ConsoleApproval } from './approval-queue.js';

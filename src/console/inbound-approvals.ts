@@ -3,7 +3,7 @@ import type { CallLog } from '../audit/call-log.js';
 import type { PendingViewBoard, WaitingView } from '../audit/replica-log.js';
 import { summarizeInput } from '../gate/index.js';
 import { type ApprovalDecision } from '../approvals/approval-decision.js';
-import { type ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import type { Logger } from '../log.js';
 import type { Runner, SeenCall, SharedRecorded } from '../runner/runner-types.js';
 import { parseSharedApproval, parseSharedInput, type SharedApproval } from '../approvals/replica-card.js';

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.js';
-import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallRequest } from '../runner/call-request.js';
 
 /**
  * Identifies a retry of the same request: same session, tool, skill, script or module, args and input. A retry continues

@@ -1,7 +1,7 @@
 import type { ElicitResult, ServerContext } from '@modelcontextprotocol/server';
 import type { ApprovalAnswer } from '../approvals/approval-request.js';
 import { refused, type CallResult } from '../runner/call-result.js';
-import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallRequest } from '../runner/call-request.js';
 import type { Begin, CallContext, Runner } from '../runner/runner-types.js';
 
 type Asked = Extract<Begin, { kind: 'ask' }>;

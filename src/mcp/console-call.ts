@@ -2,7 +2,7 @@ import type { CallToolResult, ServerContext } from '@modelcontextprotocol/server
 import type { ApprovalConsole, ConsoleApproval } from '../console/index.js';
 import { requestKey } from '../console/request-key.js';
 import { refused, type CallResult } from '../runner/call-result.js';
-import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallRequest } from '../runner/call-request.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import type { ServerDeps } from './server-deps.js';
 

@@ -15,7 +15,7 @@ import { askInRequest } from './ask-in-request.js';
 import { assertRunScope, callerOf } from './auth-info.js';
 import type { CallResult } from '../runner/call-result.js';
 import { clientFormCounts } from '../runner/client-form-counts.js';
-import type { CallRequest } from '../runner/prepare-call.js';
+import type { CallRequest } from '../runner/call-request.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import { consoleCall } from './console-call.js';
 import { sessionFormRevision } from './form-revision.js';

@@ -1,5 +1,8 @@
 import { extname } from 'node:path';
 
+/** The largest skill file `resources/read` serves. */
+export const MAX_RESOURCE_BYTES = 5 * 1024 * 1024;
+
 export const SKILL_URI_TEMPLATE = 'skill://{skill}/{+path}';
 
 /** `skill://<name>/<path>`, each path segment percent-encoded. */

@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { shortCallId } from '../audit/call-id.js';
 import type { Config } from '../config/config-schema.js';
 import { hasOperatorGrants } from '../gate/index.js';
-import { type ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import type { PreparedCall } from './prepare-call.js';
 import { sessionFolderPath } from './session-folder.js';
 import { runsUnsandboxed } from './call-profile.js';

@@ -26,23 +26,7 @@ import { resolveModule } from './resolve-module.js';
 import type { EntryInput } from './entry-input.js';
 import type { Profile } from '../sandbox/profile-schema.js';
 import { callNetwork, callProfile } from './call-profile.js';
-import type { SessionInfo } from './session.js';
-
-/** A gated call as the MCP layer hands it over: already resolved to a skill, input already schema-checked. */
-export interface CallRequest {
-  /** MCP tool name (`<skill>` or `run_skill_script`). */
-  tool: string;
-  session: SessionInfo;
-  skill: Skill;
-  /** Script relative to the skill folder; undefined = the entry point (or `module`). */
-  script?: string;
-  /** A Python module of the skill run as `python3 -m <module>` (instead of `script`). */
-  module?: string;
-  /** Extra argv for `run_skill_script` (never a shell string). */
-  args?: readonly string[];
-  /** JSON input, given to the script on stdin. */
-  input?: unknown;
-}
+import type { CallRequest } from './call-request.js';
 
 export interface PreparedCall {
   req: CallRequest;

@@ -5,7 +5,7 @@ import type { SkillsError } from '../errors.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import { finishedEvent } from './call-events.js';
 import { withCaller } from './caller-record.js';
-import type { CallRequest } from './prepare-call.js';
+import type { CallRequest } from './call-request.js';
 import { safeSummary } from './safe-summary.js';
 
 /** Records a call refused before it was bound (bad arguments, unknown script): requested and finished as invalid. */

@@ -1,7 +1,7 @@
 import { canonicalJson } from '../canonical-json.js';
 import { sha256Hex } from '../gate/index.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
-import type { CallRequest } from './prepare-call.js';
+import type { CallRequest } from './call-request.js';
 
 /**
  * sha256 of everything a request asks for, as the person is asked about it: tool, skill (name and folder), the

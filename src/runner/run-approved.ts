@@ -12,7 +12,7 @@ import { missingPackageVersion } from './missing-package-version.js';
 import { prepareLaunch, runLaunch, type ExecuteDeps, type Launch } from './execute-call.js';
 import type { OutputFolders } from './collect-output.js';
 import type { PreparedCall } from './prepare-call.js';
-import type { WorkspaceChanges } from '../sandbox/apply-workspace-changes.js';
+import type { WorkspaceChanges } from '../sandbox/types.js';
 import type { CallContext } from './runner-types.js';
 
 /** Events of a call not yet written: they share the transaction of the next event `runApproved` records. */

@@ -11,12 +11,13 @@ import { createDecisionSigner, type DecisionSigner } from './decision-signer.js'
 import { createLateResults } from './late-results.js';
 import { createLiveSessions, type LiveSession, type LiveSessions } from './live-sessions.js';
 import { createPendingApprovals, type PendingApprovals } from './pending-approvals.js';
-import { prepareCall, type CallRequest, type PreparedCall } from './prepare-call.js';
+import { prepareCall, type PreparedCall } from './prepare-call.js';
+import type { CallRequest } from './call-request.js';
 import type { RecordedArtifact } from './read-artifact.js';
 import { createReadOnlyRecords, type ReadOnlyRecords } from './read-only-records.js';
 import { runApproved, type Unwritten } from './run-approved.js';
 import { createRunSlots, machineMemoryShareMiB } from './run-slots.js';
-import type { Replicas } from './replicas/create-replicas.js';
+import type { Replicas } from './replicas/replicas.js';
 import type { CallContext, RunnerDeps } from './runner-types.js';
 
 /** What every step of a call shares: the sessions, the approvals waiting, the caches, and how to write and run. */

@@ -2,7 +2,7 @@ import type { CallLog } from '../audit/call-log.js';
 import type { Config } from '../config/config-schema.js';
 import type { SkillPins } from '../gate/index.js';
 import type { ApprovalDecision } from '../approvals/approval-decision.js';
-import type { ApprovalView } from '../approvals/approval-message.js';
+import type { ApprovalView } from '../approvals/approval-view.js';
 import type { ApprovalAnswer, ApprovalForm } from '../approvals/approval-request.js';
 import type { Logger } from '../log.js';
 import type { Sandbox } from '../sandbox/create-sandbox.js';
@@ -11,7 +11,7 @@ import type { Skill } from '../skills/types.js';
 import type { CallResult } from './call-result.js';
 import type { EntryInput } from './entry-input.js';
 import type { RecordedArtifact } from './read-artifact.js';
-import type { CallRequest } from './prepare-call.js';
+import type { CallRequest } from './call-request.js';
 import type { SessionInfo } from './session.js';
 
 export interface RunnerDeps {

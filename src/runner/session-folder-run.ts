@@ -1,7 +1,17 @@
 import { removeTree } from '../sandbox/remove-tree.js';
-import type { ExecuteDeps } from './execute-call.js';
+import type { Config } from '../config/config-schema.js';
+import type { Logger } from '../log.js';
+import type { Sandbox } from '../sandbox/create-sandbox.js';
 import type { PreparedCall } from './prepare-call.js';
 import { isWithin, measureSessionFolder, prepareSessionFolder, type FolderUse } from './session-folder.js';
+
+/** What the session folder of a run needs of the runner (a part of `ExecuteDeps`). */
+export interface SessionFolderDeps {
+  config: Config;
+  runsDir: string;
+  sandbox: Pick<Sandbox, 'folderOwner'>;
+  log?: Logger;
+}
 
 /** A session folder found over a cap after a run: what it held (counted up to the cap) and the caps. */
 export interface SessionFolderCheck extends FolderUse {
@@ -10,7 +20,7 @@ export interface SessionFolderCheck extends FolderUse {
 }
 
 /** The session's working folder for this run (made on first need), or undefined when the operator turned it off. */
-export function sessionFolderOf(call: PreparedCall, deps: ExecuteDeps): string | undefined {
+export function sessionFolderOf(call: PreparedCall, deps: SessionFolderDeps): string | undefined {
   if (!deps.config.runs.session_folder.enabled) return undefined;
   return prepareSessionFolder(deps.runsDir, call.req.session, deps.sandbox.folderOwner);
 }
@@ -21,7 +31,7 @@ export function sessionFolderOf(call: PreparedCall, deps: ExecuteDeps): string |
  */
 export async function checkSessionFolder(
   dir: string,
-  deps: Pick<ExecuteDeps, 'config' | 'log'>,
+  deps: Pick<SessionFolderDeps, 'config' | 'log'>,
 ): Promise<SessionFolderCheck | undefined> {
   const { max_bytes: maxBytes, max_files: maxFiles } = deps.config.runs.session_folder;
   const caps = { maxBytes, maxFiles };

@@ -6,22 +6,7 @@ import { MAX_WORKSPACE_BYTES, MAX_WORKSPACE_FILES } from './copy-workspace.js';
 import { at, closeHeld, isName, lookAt, openFolderAt, openFolderPath, openHeld, type Held } from './fd-at.js';
 import { neverApplied } from './never-applied.js';
 import type { ApplyRefusal } from './serve-workspace-worker.js';
-
-/** What a run changed in the workspace, as applied to the host. Paths are POSIX, relative to the workspace. */
-export interface WorkspaceChanges {
-  /** Regular files created or rewritten. */
-  written: string[];
-  /** sha256 and size of what was written, by path. */
-  digests: Map<string, { sha256: string; bytes: number }>;
-  deleted: string[];
-  /** Changes left out, and why (a symlink, `.git`, a host-interpreted file, a conflict…). */
-  refused: Array<{ path: string; reason: string }>;
-  /**
-   * False when the run failed and nothing was applied: `written` and `deleted` are then what would have changed
-   * (and the written files are kept as the call's files).
-   */
-  applied: boolean;
-}
+import type { WorkspaceChanges } from './types.js';
 
 type Change = { kind: 'write'; rel: string } | { kind: 'delete'; rel: string };
 const MAX_DEPTH = 64;

@@ -1,5 +1,3 @@
-import type { WorkspaceChanges } from './apply-workspace-changes.js';
-
 /**
  * The sandbox contract. The runner builds a {@link SandboxPlan} and calls
  * `adapter.run(plan, opts)`; every result carries {@link SandboxEvidence} saying honestly what was enforced.
@@ -194,4 +192,20 @@ export interface SandboxAdapter {
   run(plan: SandboxPlan, opts?: RunOptions): Promise<SandboxResult>;
   /** Releases pre-created cgroups and other resources. Safe to call twice. */
   dispose(): Promise<void>;
+}
+
+/** What a run changed in the workspace, as applied to the host. Paths are POSIX, relative to the workspace. */
+export interface WorkspaceChanges {
+  /** Regular files created or rewritten. */
+  written: string[];
+  /** sha256 and size of what was written, by path. */
+  digests: Map<string, { sha256: string; bytes: number }>;
+  deleted: string[];
+  /** Changes left out, and why (a symlink, `.git`, a host-interpreted file, a conflict…). */
+  refused: Array<{ path: string; reason: string }>;
+  /**
+   * False when the run failed and nothing was applied: `written` and `deleted` are then what would have changed
+   * (and the written files are kept as the call's files).
+   */
+  applied: boolean;
 }

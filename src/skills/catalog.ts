@@ -1,13 +1,7 @@
-import {
-  discoverSkills,
-  isListingUnchanged,
-  type Discovery,
-  type ListingStamps,
-  type SkillCandidate,
-} from './discover-skills.js';
+import { discoverSkills, isListingUnchanged, type Discovery, type ListingStamps } from './discover-skills.js';
 import { isSettled, isUnchanged, type FolderLoad } from './folder-load.js';
 import { loadSkill, MAX_SKILL_MD_BYTES } from './load-skill.js';
-import type { Finding, Skill } from './types.js';
+import type { Finding, Skill, SkillCandidate } from './types.js';
 
 /** An immutable snapshot of the skills being served. Reloads produce a new one. */
 export interface Catalog {

@@ -3,18 +3,7 @@ import { join, resolve, sep } from 'node:path';
 import { folderStamp, type FolderStamp } from './folder-load.js';
 import { isInside } from './list-skill-files.js';
 import { skillFileOf } from './load-skill.js';
-import type { Finding } from './types.js';
-
-export interface SkillCandidate {
-  /** realpath of the skill folder. */
-  dir: string;
-  /** The configured root it was found under (resolved). */
-  root: string;
-  /** The folder name as found (a symlink's own name). */
-  folderName: string;
-  /** `SKILL.md` or `skill.md`; undefined for a plain subfolder, which holds a skill only if it has one of them. */
-  skillFile?: string;
-}
+import type { Finding, SkillCandidate } from './types.js';
 
 export interface Discovery {
   candidates: SkillCandidate[];

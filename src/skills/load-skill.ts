@@ -2,13 +2,12 @@ import * as crypto from 'node:crypto';
 import { existsSync, lstatSync, openSync } from 'node:fs';
 import { extname, join, sep } from 'node:path';
 import { isSkillsError } from '../errors.js';
-import type { SkillCandidate } from './discover-skills.js';
 import { folderStamp, isSettled, type FolderLoad } from './folder-load.js';
 import { listSkillFiles } from './list-skill-files.js';
 import { lineOfKey, parseSkillHead } from './parse-skill-file.js';
 import { readSmallFile } from './read-small-file.js';
 import { toolNameFor } from './tool-name.js';
-import type { Finding, Skill, SkillFile } from './types.js';
+import type { Finding, Skill, SkillCandidate, SkillFile } from './types.js';
 import { validateFrontmatter } from './validate-frontmatter.js';
 
 export const MAX_SKILL_MD_BYTES = 1024 * 1024;

@@ -82,3 +82,15 @@ export interface Skill {
   /** Soft violations found while loading (the skill still loads). */
   warnings: Finding[];
 }
+
+/** A folder under a root that may hold a skill, as discovery found it. */
+export interface SkillCandidate {
+  /** realpath of the skill folder. */
+  dir: string;
+  /** The configured root it was found under (resolved). */
+  root: string;
+  /** The folder name as found (a symlink's own name). */
+  folderName: string;
+  /** `SKILL.md` or `skill.md`; undefined for a plain subfolder, which holds a skill only if it has one of them. */
+  skillFile?: string;
+}

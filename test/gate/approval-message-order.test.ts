@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { approvalMessage, type ApprovalView } from '../../src/approvals/approval-message.js';
+import { approvalMessage } from '../../src/approvals/approval-message.js';
+import type { ApprovalView } from '../../src/approvals/approval-view.js';
 import { summarizeInput } from '../../src/gate/index.js';
 
 const view = (argv: string[]): ApprovalView => ({

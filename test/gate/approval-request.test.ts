@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { summarizeInput } from '../../src/gate/approval-key.js';
-import type { ApprovalView } from '../../src/approvals/approval-message.js';
+import type { ApprovalView } from '../../src/approvals/approval-view.js';
 import { approvalRequest, approvalSchema, interpretAnswer } from '../../src/approvals/approval-request.js';
 import { DEFAULT_SECRET_NAMES } from '../../src/config/approval-schema.js';
 

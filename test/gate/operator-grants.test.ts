@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { approvalMessage, type ApprovalView } from '../../src/approvals/approval-message.js';
+import { approvalMessage } from '../../src/approvals/approval-message.js';
+import type { ApprovalView } from '../../src/approvals/approval-view.js';
 import { bindSkillCall, type SkillCall } from '../../src/gate/bind-skill-call.js';
 import { effectiveRequests } from '../../src/gate/effective-requests.js';
 import { summarizeInput } from '../../src/gate/index.js';

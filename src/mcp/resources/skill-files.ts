@@ -10,9 +10,7 @@ import { isSkillsError } from '../../errors.js';
 import { readSkillContent, type SkillContent } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
 import { skillFileMetadata } from '../skill-file-metadata.js';
-import { SKILL_URI_TEMPLATE, mimeTypeOf, skillUri } from '../skill-uri.js';
-
-export const MAX_RESOURCE_BYTES = 5 * 1024 * 1024;
+import { MAX_RESOURCE_BYTES, SKILL_URI_TEMPLATE, mimeTypeOf, skillUri } from '../skill-uri.js';
 
 /** Every file of every skill as `skill://<name>/<path>` (SKILL.md first), plus the template for direct reads. */
 export function listSkillResources(deps: ServerDeps): Resource[] {

@@ -1,6 +1,6 @@
 import type { Catalog } from '../../skills/catalog.js';
 import type { Skill } from '../../skills/types.js';
-import { MAX_RESOURCE_BYTES } from '../resources/skill-files.js';
+import { MAX_RESOURCE_BYTES } from '../skill-uri.js';
 
 /** The extension's skill name rule (Agent Skills): 1–64 of `[a-z0-9-]`, no leading, trailing or double hyphen. */
 export const EXTENSION_NAME_PATTERN = /^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$/;

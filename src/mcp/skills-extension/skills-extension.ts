@@ -6,7 +6,6 @@ import type { Skill } from '../../skills/types.js';
 import { createDigestCache, sha256Digest, type DigestCache } from '../../skills/digest-cache.js';
 import type { SkillContent } from '../read-skill-content.js';
 import type { Logger } from '../../log.js';
-import type { ServerDeps } from '../server-deps.js';
 import { skillUri } from '../skill-uri.js';
 import { pageAfter } from './page-cursor.js';
 import { createReadLedger, type ReadLedger } from './read-ledger.js';
@@ -21,12 +20,18 @@ import { servedSkills, type ServedSkills } from './served-skills.js';
 export const SKILLS_CACHE_HINT = { ttlMs: 0, cacheScope: 'private' } as const;
 
 /** What every server instance of one process shares: the digest cache and what each session was sent. */
+/** What the extension needs of the server: its log and the catalog being served now (a part of `ServerDeps`). */
+export interface ExtensionDeps {
+  log: Logger;
+  catalog: () => Catalog;
+}
+
 export interface SkillsExtensionState {
   digests: DigestCache;
   ledger: ReadLedger;
   served(catalog: Catalog): ServedSkills;
   /** The extension for one session's server instances, answering from the catalog being served now. */
-  forSession(deps: ServerDeps, session: SessionInfo): SessionSkillsExtension;
+  forSession(deps: ExtensionDeps, session: SessionInfo): SessionSkillsExtension;
 }
 
 /**
@@ -73,7 +78,7 @@ export interface SessionSkillsExtension {
 }
 
 function sessionSkillsExtension(
-  deps: ServerDeps,
+  deps: ExtensionDeps,
   state: SkillsExtensionState,
   session: SessionInfo,
 ): SessionSkillsExtension {

@@ -2,7 +2,7 @@ import type { CallLog } from '../../audit/call-log.js';
 import type { ApprovalDecidedPayload } from '../../audit/payload-schemas.js';
 import type { AuditEvent } from '../../audit/types.js';
 import type { Config } from '../../config/config-schema.js';
-import type { ApprovalView } from '../../approvals/approval-message.js';
+import type { ApprovalView } from '../../approvals/approval-view.js';
 import type { Logger } from '../../log.js';
 import { finishedEvent } from '../call-events.js';
 import { bindingOf, type DecisionSigner } from '../decision-signer.js';
