@@ -3,7 +3,7 @@ import { userInfo } from 'node:os';
 import { parseArgs } from 'node:util';
 import { CONSOLE_CSS, CONSOLE_ICON } from '../console/assets.js';
 import { startConsoleServer } from '../console/console-server.js';
-import type { RouteRequest, RouteResponse } from '../console/console-routes.js';
+import type { RouteRequest, RouteResponse } from '../console/route-types.js';
 import { isSkillsError } from '../errors.js';
 import { readApprovers, writeApprovers, approversPath } from '../passkeys/approvers-file.js';
 import { createEnrolment } from '../passkeys/enroll-ceremony.js';

@@ -10,23 +10,8 @@ import { recentCalls } from './calls-view.js';
 import type { ConsolePasskeys } from '../passkeys/console-passkeys.js';
 import { markPasskeyForms, routePasskey } from '../passkeys/passkey-routes.js';
 import { PASSKEY_JS } from '../passkeys/passkey-script.js';
+import type { RouteRequest, RouteResponse } from './route-types.js';
 import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';
-
-export interface RouteResponse {
-  status: number;
-  type: string;
-  body: string;
-  location?: string;
-}
-
-export interface RouteRequest {
-  method: 'GET' | 'HEAD' | 'POST';
-  /** The path after the secret, starting with `/`. */
-  path: string;
-  contentType?: string | undefined;
-  /** The POST body (already size-capped). */
-  body?: string;
-}
 
 export interface RouteDeps {
   /** `/<secret>`: the prefix of every link. */

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { guardRequest } from './request-guard.js';
-import type { RouteRequest, RouteResponse } from './console-routes.js';
+import type { RouteRequest, RouteResponse } from './route-types.js';
 
 const MAX_BODY = 4096;
 

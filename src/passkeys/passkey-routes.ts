@@ -4,7 +4,7 @@ import type { CallLog } from '../audit/call-log.js';
 import { isSkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue } from '../console/approval-queue.js';
-import type { RouteRequest, RouteResponse } from '../console/console-routes.js';
+import type { RouteRequest, RouteResponse } from '../console/route-types.js';
 import type { ConsolePasskeys } from './console-passkeys.js';
 
 const PasskeyRequestSchema = z.strictObject({
