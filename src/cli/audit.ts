@@ -15,36 +15,14 @@ import { auditReanchor } from './audit-reanchor.js';
 import { jsonText } from './json-text.js';
 import { PG_AUDIT_COMMANDS, runPgAudit } from './audit-postgres.js';
 import { auditVerify, type AnchorPaths } from './audit-verify.js';
+import { ALL_AUDIT_OPTIONS, AUDIT_OPTIONS } from './audit-options.js';
 import { AUDIT_HELP } from './help.js';
+import { parseOptions } from './option-table.js';
 import type { CliIo, ExitCode } from './io.js';
 
 type Sub = Exclude<keyof typeof AUDIT_HELP, 'audit'>;
 const SUBS: readonly Sub[] = ['verify', 'reanchor', 'archive', 'list', 'show', 'export'];
-const OPTIONS = {
-  session: { type: 'string' },
-  skill: { type: 'string' },
-  limit: { type: 'string' },
-  json: { type: 'boolean' },
-  jsonl: { type: 'boolean' },
-  anchors: { type: 'string' },
-  'anchor-key': { type: 'string' },
-  'i-understand': { type: 'boolean' },
-  'allow-broken': { type: 'boolean' },
-  'events-only': { type: 'boolean' },
-  'older-than': { type: 'string' },
-  out: { type: 'string' },
-  'dry-run': { type: 'boolean' },
-  archive: { type: 'string' },
-  help: { type: 'boolean', short: 'h' },
-} as const;
-const ALLOWED: Record<Sub, readonly string[]> = {
-  verify: ['json', 'anchors', 'anchor-key', 'archive'],
-  archive: ['older-than', 'out', 'dry-run', 'anchors', 'anchor-key'],
-  reanchor: ['i-understand', 'anchors', 'anchor-key'],
-  list: ['session', 'skill', 'limit', 'json'],
-  show: ['json'],
-  export: ['jsonl', 'anchors', 'allow-broken', 'events-only'],
-};
+const OPTIONS = parseOptions(ALL_AUDIT_OPTIONS);
 
 /** `skills-mcp audit …`. Opens the log read-only (`reanchor` excepted); writes only through `io`. */
 export function runAudit(args: string[], io: CliIo, opts: AuditOptions): Promise<ExitCode> {
@@ -79,12 +57,12 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
     return usage(io, (e as Error).message, command);
   }
   const { values, positionals } = parsed;
+  const extra = Object.keys(values).find((k) => !Object.hasOwn(AUDIT_OPTIONS[command], k));
+  if (extra !== undefined) return usage(io, `${command} does not take --${extra}`, command);
   if (values.help) {
     io.out(`${AUDIT_HELP[command]}\n`);
     return 0;
   }
-  const extra = Object.keys(values).find((k) => !ALLOWED[command].includes(k));
-  if (extra !== undefined) return usage(io, `${command} does not take --${extra}`, command);
   if (positionals.length !== (command === 'show' ? 1 : 0)) {
     return usage(
       io,

@@ -252,3 +252,17 @@ export const APPROVERS_OPTIONS = {
   config: CONFIG_FILE,
   help: HELP_FLAG,
 } as const satisfies OptionTable;
+
+/** `skills-mcp list`. */
+export const LIST_OPTIONS = {
+  skills: {
+    type: 'string',
+    multiple: true,
+    value: 'DIR',
+    description: 'skills folder, or auto for the host skill folders found; repeatable',
+    default: "the config's skills",
+  },
+  config: CONFIG_FILE,
+  json: { type: 'boolean', description: 'print the skills as JSON' },
+  help: HELP_FLAG,
+} as const satisfies OptionTable;

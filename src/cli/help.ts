@@ -7,10 +7,12 @@ import {
   DEPS_OPTIONS,
   DOCTOR_OPTIONS,
   LINT_OPTIONS,
+  LIST_OPTIONS,
   RUN_OPTIONS,
   RUNS_OPTIONS,
   SERVE_OPTIONS,
 } from './command-options.js';
+import { AUDIT_OPTIONS } from './audit-options.js';
 import { optionsHelp } from './option-table.js';
 
 /** Help texts of `skills-mcp audit` and its subcommands. */
@@ -50,7 +52,10 @@ checks the chain of a PostgreSQL audit log from one snapshot, and its anchors wh
 A log that was archived and pruned verifies from its newest checkpoint ("events 1-N archived"); each checkpoint
 must be signed with the anchor key. With --archive FILE, also checks an archive written by \`audit archive\`:
 its chain and summary, its writer marks and anchors, and that a checkpoint of the log names its sha256 and last
-event.`,
+event.
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.verify)}`,
   archive: `Usage: skills-mcp audit archive --older-than DAYS --out FILE [--dry-run] [--anchors FILE] [--anchor-key FILE]
 
 Audit retention. Writes the oldest sessions that ended more than DAYS days ago to FILE (a new file, 0600), as
@@ -60,21 +65,33 @@ session that is still open or ended since. The archive is fsynced and read back;
 log records a checkpoint (the last event archived, its hash, the archive's sha256, signed with the anchor key)
 and deletes those events, their summary rows and writer marks. Refuses a log that does not verify and needs the
 anchor key. A running server may keep writing meanwhile. --dry-run says what it would archive and writes nothing.
-A PostgreSQL log cannot be archived yet.`,
+A PostgreSQL log cannot be archived yet.
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.archive)}`,
   reanchor: `Usage: skills-mcp audit reanchor --i-understand [--anchors FILE] [--anchor-key FILE]
 
 For when the anchors no longer match and you cannot restore them (a lost anchor file, a log restored from a
 backup): accepts the audit log as it stands now. Checks the chain itself, renames the anchor file to
 <file>.set-aside-<time> (kept), and starts a new one with a signed anchor marked "reanchored" that \`audit
 verify\` names from then on. Whatever happened to the log before cannot be proven by anchors any more.
-Does nothing when the anchors verify. Restart the server afterwards: it refuses new runs until then.`,
+Does nothing when the anchors verify. Restart the server afterwards: it refuses new runs until then.
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.reanchor)}`,
   list: `Usage: skills-mcp audit list [--session ID] [--skill NAME] [--limit N] [--json]
 
 Lists calls oldest first: the call id's last 8 characters, time (UTC), session prefix, tool, skill, status, approval,
-duration.`,
+duration.
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.list)}`,
   show: `Usage: skills-mcp audit show <call> [--json]
 
-Shows one call: request hashes, policy, approval, sandboxed run, artifacts and every event.`,
+Shows one call: request hashes, policy, approval, sandboxed run, artifacts and every event.
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.show)}`,
   export: `Usage: skills-mcp audit export --jsonl [--anchors FILE] [--events-only] [--allow-broken]
 
 Writes every event to stdout as JSON lines, in chain order, from one snapshot, for archiving or external
@@ -82,7 +99,10 @@ verification. Then, unless --events-only, lines with a "record" field (event lin
 anchor file (default <audit>.anchors) as {"record":"anchor","line":N,…}, the database's copy of the newest
 anchor as {"record":"anchor_copy",…}, each writer mark as {"record":"writer_mark","first":…,"last":…,"mac":…},
 and last {"record":"export_summary","events":N,"chain":"ok"|"broken"}. A broken chain is named on stderr and
-exits 1 after the export, unless --allow-broken (exit 0, still warned).`,
+exits 1 after the export, unless --allow-broken (exit 0, still warned).
+
+Options:
+${optionsHelp(AUDIT_OPTIONS.export)}`,
 } as const;
 
 /**
@@ -149,10 +169,13 @@ Exits 1 when any finding is an error, 0 otherwise.
 
 Options:
 ${optionsHelp(LINT_OPTIONS)}`,
-  list: `Usage: skills-mcp list [--skills DIR…] [--config FILE] [--json]
+  list: `Usage: skills-mcp list [options]
 
 Shows the skills that would be served: name, kind, tool name, origin and warnings, and the ones skipped; and per
-skill, the third-party imports no declared environment covers, with the declaration to add.`,
+skill, the third-party imports no declared environment covers, with the declaration to add.
+
+Options:
+${optionsHelp(LIST_OPTIONS)}`,
   config: `Usage: skills-mcp config <client> [--skills DIR…] [--name NAME] [--npx]
        skills-mcp config <client> --http URL [--name NAME]
 

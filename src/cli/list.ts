@@ -8,6 +8,8 @@ import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig, withArchives } from './resolve-config.js';
+import { LIST_OPTIONS } from './command-options.js';
+import { parseOptions } from './option-table.js';
 
 const table = (rows: string[][]): string => {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
@@ -19,12 +21,7 @@ const table = (rows: string[][]): string => {
 export function runList(args: string[], io: CliIo): ExitCode {
   const { values } = parseArgs({
     args,
-    options: {
-      skills: { type: 'string', multiple: true },
-      config: { type: 'string' },
-      json: { type: 'boolean' },
-      help: { type: 'boolean', short: 'h' },
-    },
+    options: parseOptions(LIST_OPTIONS),
     strict: true,
   });
   if (values.help) {

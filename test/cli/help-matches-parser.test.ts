@@ -21,6 +21,13 @@ const COMMANDS: readonly (readonly string[])[] = [
   ['lint'],
   ['doctor'],
   ['console'],
+  ['list'],
+  ['audit', 'verify'],
+  ['audit', 'archive'],
+  ['audit', 'reanchor'],
+  ['audit', 'list'],
+  ['audit', 'show'],
+  ['audit', 'export'],
 ];
 
 describe('CLI help is made from the option tables the parser reads', () => {
@@ -44,6 +51,13 @@ describe('CLI help is made from the option tables the parser reads', () => {
     }
   });
 
+  it('an audit subcommand refuses another subcommand’s option, --help or not', () => {
+    const r = runCli(['audit', 'list', '--out', 'x', '--help']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/list does not take --out/);
+    expect(runCli(['audit', 'verify', '--jsonl']).code).toBe(2);
+  });
+
   it('run --help lists --workspace and --log-level, which its parser accepts', () => {
     const help = runCli(['run', '--help']);
     expect(help.stdout).toMatch(/--workspace DIR/);
@@ -55,6 +69,7 @@ describe('CLI help is made from the option tables the parser reads', () => {
 
   it('every option of each command’s table appears in that command’s help', async () => {
     const tables = await import('../../src/cli/command-options.js');
+    const audit = await import('../../src/cli/audit-options.js');
     for (const [command, table] of [
       [['serve'], tables.SERVE_OPTIONS],
       [['run'], tables.RUN_OPTIONS],
@@ -65,6 +80,8 @@ describe('CLI help is made from the option tables the parser reads', () => {
       [['lint'], tables.LINT_OPTIONS],
       [['doctor'], tables.DOCTOR_OPTIONS],
       [['console'], tables.CONSOLE_OPTIONS],
+      [['list'], tables.LIST_OPTIONS],
+      ...Object.entries(audit.AUDIT_OPTIONS).map(([sub, t]) => [['audit', sub], t] as const),
     ] as const) {
       const help = runCli([...command, '--help']);
       const text = help.stdout + help.stderr;
