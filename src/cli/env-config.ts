@@ -1,6 +1,9 @@
 import type { ConfigInput } from '../config/config-schema.js';
 
-/** Picks SKILLS_MCP_* variables into partial config. The only place env names are mapped. */
+/**
+ * Picks SKILLS_MCP_* variables into partial config: the only place they become config values (the bearer token,
+ * SKILLS_MCP_TOKEN, is not config: `readToken` in serve-http.ts reads it).
+ */
 export function configFromEnv(env: NodeJS.ProcessEnv): { values: Partial<ConfigInput>; configFile?: string } {
   const values: Record<string, unknown> = {};
   if (env.SKILLS_MCP_SKILLS) values.skills = env.SKILLS_MCP_SKILLS.split(':').filter(Boolean);

@@ -23,7 +23,7 @@ import { createRequestGuard, hostnameOf } from './request-guard.js';
 export interface HttpServeOptions {
   server: Pick<SkillsServer, 'build' | 'onChanged'>;
   log: Logger;
-  /** Bind address. Anything but loopback requires `token`. */
+  /** Bind address. Anything but loopback requires `token` or `oauth`. */
   host: string;
   /** 0 picks a free port (see `HttpServing.url`). */
   port: number;
