@@ -61,6 +61,13 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [sdk, ...up('mcp', 'transport', 'cli')] }] },
   },
   {
+    // Passkeys are a step of the approval console: below it only the domain folders.
+    files: ['src/passkeys/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', { patterns: [sdk, ...up('runner', 'mcp', 'transport', 'cli')] }],
+    },
+  },
+  {
     files: ['src/mcp/**/*.ts'],
     rules: { 'no-restricted-imports': ['error', { patterns: up('transport', 'cli') }] },
   },

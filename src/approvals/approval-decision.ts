@@ -1,4 +1,4 @@
-import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
+import type { PasskeyEvidence } from './passkey-evidence.js';
 /** The decisions a person can give, and why a call ended up approved or refused. */
 
 import { APPROVAL_DECISIONS, DECISION_REASONS } from './approval-vocabulary.js';

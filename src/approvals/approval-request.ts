@@ -1,4 +1,4 @@
-import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
+import type { PasskeyEvidence } from './passkey-evidence.js';
 import {
   APPROVAL_DECISIONS,
   DECISION_TITLES,

@@ -1,4 +1,4 @@
-import { PasskeyEvidenceSchema } from '../passkeys/passkey-evidence.js';
+import { PasskeyEvidenceSchema } from '../approvals/passkey-evidence.js';
 import { z } from 'zod';
 import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approvals/approval-vocabulary.js';
 import type { EventType } from './event-types.js';

@@ -5,7 +5,7 @@ import type { ApprovalView } from '../approvals/approval-view.js';
 import type { ApprovalAnswer } from '../approvals/approval-request.js';
 import type { CardDisplay } from '../approvals/card-display.js';
 import type { Logger } from '../log.js';
-import type { PasskeyEvidence } from '../passkeys/passkey-evidence.js';
+import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 import type { CallResult } from '../runner/call-result.js';
 import type { Runner } from '../runner/runner-types.js';
 import type { SessionInfo } from '../runner/session.js';

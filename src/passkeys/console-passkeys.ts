@@ -4,7 +4,7 @@ import { SkillsError } from '../errors.js';
 import { readApprovers, writeApprovers } from './approvers-file.js';
 import { PASSKEY_RP_ID } from './enroll-ceremony.js';
 import { passkeyChallenge } from './passkey-challenge.js';
-import type { PasskeyChallengeInputs, PasskeyEvidence } from './passkey-evidence.js';
+import type { PasskeyChallengeInputs, PasskeyEvidence } from '../approvals/passkey-evidence.js';
 
 /** What the challenge of a call binds, from its audit record (`tool_call_requested`). */
 export type CallBinding = Omit<PasskeyChallengeInputs, 'decision' | 'nonce'>;

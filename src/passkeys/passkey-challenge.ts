@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { canonicalJson } from '../canonical-json.js';
-import type { PasskeyChallengeInputs } from './passkey-evidence.js';
+import type { PasskeyChallengeInputs } from '../approvals/passkey-evidence.js';
 
 /**
  * The WebAuthn challenge for one decision on one call: sha256 of the canonical JSON of its inputs, base64url. The

@@ -1,5 +1,5 @@
 import * as z from 'zod';
-import { APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
+import { APPROVAL_DECISIONS } from './approval-vocabulary.js';
 
 const B64URL = /^[A-Za-z0-9_-]*$/;
 const Sha256 = z.string().regex(/^[0-9a-f]{64}$/);
