@@ -145,14 +145,14 @@ Environment: SKILLS_MCP_SKILLS (":"-separated), SKILLS_MCP_CONFIG, SKILLS_MCP_TO
 SKILLS_MCP_AUDIT, SKILLS_MCP_LOG_LEVEL, SKILLS_MCP_NO_ELICITATION=1, SKILLS_MCP_MAX_MESSAGE_BYTES,
 SKILLS_MCP_TOKEN (HTTP bearer token), SKILLS_MCP_STATE_KEY_FILE, SKILLS_MCP_AUDIT_SQLITE_DRIVER (auto|better-sqlite3|node).
 Flags beat env, env beats the file.`,
-  runs: `Usage: skills-mcp runs prune [options]
+  runs: `Usage: skills-mcp runs prune [--older-than DAYS] [--dry-run] [--audit PATH] [--config FILE]
 
 Removes per-call output folders (the runs folder beside the audit database, or data_dir) last changed more than
 DAYS ago. The server also does this at start and every 6 hours.
 
 Options:
 ${optionsHelp(RUNS_OPTIONS)}`,
-  bundles: `Usage: skills-mcp bundles prune [options]
+  bundles: `Usage: skills-mcp bundles prune [--unused-for DAYS] [--dry-run] [--audit PATH] [--config FILE]
 
 Runs execute from read-only, verified copies of the approved skill files (bundles/ beside the audit database, or in
 data_dir), one per bundle hash. This removes the copies not used for DAYS days, except one a run is using or a live
