@@ -101,4 +101,39 @@ describe('skill archives (.skill / .zip)', () => {
     expect(JSON.parse(r.stdout).skills.map((s: { name: string }) => s.name)).toEqual(['zipped']);
     expect(readFileSync(main, 'utf8')).toBe(MAIN);
   });
+  /** Lints a skills folder holding one archive of `entries`; returns what lint printed. */
+  const lintArchive = (label: string, entries: ZipEntryInput[]) => {
+    const skills = join(t.dir, label, 'skills');
+    mkdirSync(skills, { recursive: true });
+    writeFileSync(join(skills, 'zipped.skill'), writeZip(entries));
+    const r = runCli(['lint', skills], { env: { XDG_STATE_HOME: join(t.dir, label, 'state') } });
+    return { code: r.code, out: r.stdout + r.stderr };
+  };
+
+  it('refuses an entry whose local header names another file than the central directory', () => {
+    const r = lintArchive('local-name', [
+      { name: 'zipped/SKILL.md', data: SKILL_MD },
+      { name: 'zipped/scripts/main.py', localName: '../../main.py', data: MAIN, mode: 0o100755 },
+    ]);
+    expect(r.out).toContain(
+      'skill archive not served: zipped/scripts/main.py: the local header names another file',
+    );
+    expect(r.code).not.toBe(0);
+  });
+
+  it('refuses two entries whose names differ only in case or Unicode form', () => {
+    for (const [label, other] of [
+      ['case', 'zipped/scripts/MAIN.py'],
+      ['nfd', 'zipped/scripts/ma\u0301in.py'],
+    ] as const) {
+      const accented = label === 'nfd' ? 'zipped/scripts/m\u00e1in.py' : 'zipped/scripts/main.py';
+      const r = lintArchive(`collide-${label}`, [
+        { name: 'zipped/SKILL.md', data: SKILL_MD },
+        { name: accented, data: MAIN, mode: 0o100755 },
+        { name: other, data: 'print("other")\n' },
+      ]);
+      expect(r.out).toContain('differs only in case or Unicode form from');
+      expect(r.code).not.toBe(0);
+    }
+  });
 });
