@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveEvery, gatedServers } from '../helpers/gated-server.js';
@@ -135,5 +135,21 @@ describe('skill archives (.skill / .zip)', () => {
       expect(r.out).toContain('differs only in case or Unicode form from');
       expect(r.code).not.toBe(0);
     }
+  });
+  it('extracts again when a file of the extracted copy was made executable or a folder writable', () => {
+    const skills = join(t.dir, 'modes', 'skills');
+    mkdirSync(skills, { recursive: true });
+    writeFileSync(join(skills, 'zipped.skill'), writeZip(good()));
+    const env = { XDG_STATE_HOME: join(t.dir, 'modes', 'state') };
+    expect(runCli(['lint', skills], { env }).code).toBe(0);
+    const archives = join(t.dir, 'modes', 'state', 'skills-mcp', 'sources', 'archives');
+    const [sha] = readdirSync(archives);
+    const skillMd = join(archives, sha!, 'zipped', 'SKILL.md');
+    const scripts = join(archives, sha!, 'zipped', 'scripts');
+    chmodSync(skillMd, 0o555);
+    chmodSync(scripts, 0o755);
+    expect(runCli(['lint', skills], { env }).code).toBe(0);
+    expect(statSync(skillMd).mode & 0o777).toBe(0o444);
+    expect(statSync(scripts).mode & 0o777).toBe(0o555);
   });
 });
