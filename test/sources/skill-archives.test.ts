@@ -84,16 +84,21 @@ describe('skill archives (.skill / .zip)', () => {
     expect(list.stderr).toMatch(message);
   });
 
-  it('extracts again when the extracted copy was altered, and serves the archive as it is', () => {
-    const skills = join(t.dir, 'tamper', 'skills');
+  /** A skills folder holding the good archive, linted once (so extracted); the extracted skill folder. */
+  const linted = (label: string) => {
+    const skills = join(t.dir, label, 'skills');
     mkdirSync(skills, { recursive: true });
     writeFileSync(join(skills, 'zipped.skill'), writeZip(good()));
-    const env = { XDG_STATE_HOME: join(t.dir, 'tamper', 'state') };
+    const env = { XDG_STATE_HOME: join(t.dir, label, 'state') };
     expect(runCli(['lint', skills], { env }).code).toBe(0);
-    const archives = join(t.dir, 'tamper', 'state', 'skills-mcp', 'sources', 'archives');
-    const [sha] = readdirSync(archives);
-    const main = join(archives, sha!, 'zipped', 'scripts', 'main.py');
-    chmodSync(join(archives, sha!, 'zipped', 'scripts'), 0o755);
+    const archives = join(t.dir, label, 'state', 'skills-mcp', 'sources', 'archives');
+    return { skills, env, skill: join(archives, readdirSync(archives)[0]!, 'zipped') };
+  };
+
+  it('extracts again when the extracted copy was altered, and serves the archive as it is', () => {
+    const { skills, env, skill } = linted('tamper');
+    const main = join(skill, 'scripts', 'main.py');
+    chmodSync(join(skill, 'scripts'), 0o755);
     chmodSync(main, 0o644);
     writeFileSync(main, 'print("tampered")\n');
     const r = runCli(['list', '--skills', skills, '--json'], { env });
@@ -136,16 +141,11 @@ describe('skill archives (.skill / .zip)', () => {
       expect(r.code).not.toBe(0);
     }
   });
+
   it('extracts again when a file of the extracted copy was made executable or a folder writable', () => {
-    const skills = join(t.dir, 'modes', 'skills');
-    mkdirSync(skills, { recursive: true });
-    writeFileSync(join(skills, 'zipped.skill'), writeZip(good()));
-    const env = { XDG_STATE_HOME: join(t.dir, 'modes', 'state') };
-    expect(runCli(['lint', skills], { env }).code).toBe(0);
-    const archives = join(t.dir, 'modes', 'state', 'skills-mcp', 'sources', 'archives');
-    const [sha] = readdirSync(archives);
-    const skillMd = join(archives, sha!, 'zipped', 'SKILL.md');
-    const scripts = join(archives, sha!, 'zipped', 'scripts');
+    const { skills, env, skill } = linted('modes');
+    const skillMd = join(skill, 'SKILL.md');
+    const scripts = join(skill, 'scripts');
     chmodSync(skillMd, 0o555);
     chmodSync(scripts, 0o755);
     expect(runCli(['lint', skills], { env }).code).toBe(0);
