@@ -22,6 +22,7 @@ import type { SqliteDb, SqliteDriver, SqliteDriverChoice } from './sqlite/sqlite
 import { sessionEvents, sessionState } from './session-state.js';
 import type { AppendInput, AuditEvent, AuditSettings, RecoveryReport } from './types.js';
 import { verifyChain } from './verify-chain.js';
+import { checkGuards, restoreGuards } from './check-guards.js';
 import { createWriterMarker, readWriterMarks } from './writer-mark.js';
 import { readCheckpoints } from './checkpoint.js';
 import { archivableThrough, pruneThrough } from './prune-log.js';
@@ -83,7 +84,12 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
 
   try {
     if (readOnly) assertKnownVersion(db);
-    else migrate(db, now);
+    else {
+      migrate(db, now);
+      const restored = restoreGuards(db);
+      if (restored.length > 0)
+        log.warn({ triggers: restored }, 'audit log guard triggers were dropped or replaced: restored them');
+    }
   } catch (e) {
     db.close();
     throw isSkillsError(e)
@@ -275,11 +281,12 @@ export function openAuditStore(options: OpenAuditStoreOptions): AuditStore {
     snapshotProjections: () => guard('read', () => snapshotProjections(db)),
     compareProjections: () => guard('read', () => compareProjections(db)),
     checkFile: () =>
-      guard('read', () =>
-        (db.pragma('quick_check(20)') as { quick_check: string }[])
+      guard('read', () => [
+        ...(db.pragma('quick_check(20)') as { quick_check: string }[])
           .map((r) => r.quick_check)
           .filter((m) => m !== 'ok'),
-      ),
+        ...checkGuards(db),
+      ]),
     settings: () => guard('read', () => readSettings(db)),
     close: () => {
       if (!db.open) return;

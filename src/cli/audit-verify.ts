@@ -88,8 +88,8 @@ export function auditVerify(
   }
   out.push(
     damage.length === 0
-      ? 'database: ok, its tables and indexes agree'
-      : `database: DAMAGED (SQLite quick_check): ${damage.join('; ')}`,
+      ? 'database: ok, its tables, indexes and guard triggers agree'
+      : `database: DAMAGED (SQLite quick_check, guard triggers): ${damage.join('; ')}`,
   );
   (ok ? io.out : io.err)(
     `${out.map(printable).join('\n')}\n${ok ? 'ok' : 'FAILED: the audit log does not verify'}\n`,

@@ -29,7 +29,7 @@ export const ARCHIVE_EXTENSIONS = ['.skill', '.zip'] as const;
  * Extracts a skill archive once into `<archives>/<sha256>/<name>/` (name: the archive's file name without its
  * extension; an archive whose files all sit in one top folder keeps that folder's name), read-only, written to a
  * temporary folder and renamed into place. On reuse every file is compared with the archive: a copy that differs
- * (a file changed, added, removed or made a link) is removed and extracted again. Throws ZipRefused.
+ * (a file changed, added, removed, made a link, or a mode changed) is removed and extracted again. Throws ZipRefused.
  */
 export function extractArchive(file: string, archives: string): ExtractedArchive {
   const st = lstatSync(file);
@@ -55,7 +55,9 @@ export function extractArchive(file: string, archives: string): ExtractedArchive
     for (const f of layout) {
       const path = join(tmp, f.path);
       mkdirSync(dirname(path), { recursive: true, mode: 0o755 });
-      writeFileSync(path, f.data, { mode: f.executable ? 0o555 : 0o444, flag: 'wx' });
+      const mode = f.executable ? 0o555 : 0o444;
+      writeFileSync(path, f.data, { mode, flag: 'wx' });
+      chmodSync(path, mode); // exactly, whatever the umask: reuse compares it
     }
     sealFolders(tmp);
     renameSync(tmp, root);
@@ -75,7 +77,7 @@ function skillLayout(files: ZipFile[], file: string): ZipFile[] {
   return files.map((f) => ({ ...f, path: `${name}/${f.path}` }));
 }
 
-/** True when the folder holds exactly the files (no more, no links), each with the archive's bytes. */
+/** True when the folder holds exactly the files (no more, no links), each with the archive's bytes and mode. */
 function matches(root: string, files: ZipFile[]): boolean {
   const want = new Map(files.map((f) => [f.path, f]));
   let seen = 0;
@@ -83,13 +85,14 @@ function matches(root: string, files: ZipFile[]): boolean {
     for (const e of readdirSync(dir, { withFileTypes: true })) {
       const path = rel === '' ? e.name : `${rel}/${e.name}`;
       if (e.isDirectory()) {
+        if ((lstatSync(join(dir, e.name)).mode & 0o777) !== 0o555) return false;
         if (!walk(join(dir, e.name), path)) return false;
         continue;
       }
       const f = want.get(path);
       if (!e.isFile() || f === undefined) return false;
       const st = lstatSync(join(dir, e.name));
-      if (st.size !== f.data.length || (st.mode & 0o222) !== 0) return false;
+      if (st.size !== f.data.length || (st.mode & 0o777) !== (f.executable ? 0o555 : 0o444)) return false;
       if (!readFileSync(join(dir, e.name)).equals(f.data)) return false;
       seen++;
     }

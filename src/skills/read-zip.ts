@@ -46,7 +46,8 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  * Reads every file of a zip archive, within ZIP_LIMITS. Throws ZipRefused for anything it will not serve: zip64,
  * split archives, encryption, methods other than stored and deflate, links and other special files, names that are
  * absolute, climb (`..`), use backslashes or drive letters, control characters, duplicates (a file and a folder of
- * one name included), sizes or ratios past the limits, and data that does not match its size or CRC.
+ * one name included, and names alike but for case or Unicode form), local headers that disagree with the central
+ * directory, sizes or ratios past the limits, and data that does not match its size or CRC.
  */
 export function readZip(buf: Buffer): ZipFile[] {
   if (buf.length > ZIP_LIMITS.archiveBytes)
@@ -65,6 +66,7 @@ export function readZip(buf: Buffer): ZipFile[] {
   if (cdOffset + cdSize > end) throw new ZipRefused(undefined, 'central directory out of bounds');
   const files: ZipFile[] = [];
   const names = new Map<string, 'file' | 'dir'>();
+  const folded = new Map<string, string>();
   let total = 0;
   let p = cdOffset;
   for (let i = 0; i < count; i++) {
@@ -99,6 +101,7 @@ export function readZip(buf: Buffer): ZipFile[] {
       );
     const path = isDir ? name.slice(0, -1) : name;
     claim(names, path, isDir ? 'dir' : 'file');
+    claimFolded(folded, path);
     if (isDir) continue;
     if (method !== 0 && method !== 8)
       throw new ZipRefused(name, `compression method ${method} is not supported (only stored and deflate)`);
@@ -109,7 +112,7 @@ export function readZip(buf: Buffer): ZipFile[] {
       throw new ZipRefused(name, `archive holds more than ${ZIP_LIMITS.totalBytes} bytes uncompressed`);
     if (usize > ZIP_LIMITS.ratioFloor && usize > csize * ZIP_LIMITS.ratio)
       throw new ZipRefused(name, `compression ratio above ${ZIP_LIMITS.ratio}:1`);
-    const data = entryData(buf, name, localOffset, csize, cdOffset);
+    const data = entryData(buf, { name, raw, method }, localOffset, csize, cdOffset);
     const out = method === 0 ? data : inflate(name, data, usize);
     if (out.length !== usize) throw new ZipRefused(name, 'size does not match the central directory');
     if (crc32(out) !== crc) throw new ZipRefused(name, 'CRC does not match: damaged or altered');
@@ -161,10 +164,42 @@ function claim(names: Map<string, 'file' | 'dir'>, path: string, kind: 'file' | 
   }
 }
 
-function entryData(buf: Buffer, name: string, offset: number, csize: number, limit: number): Buffer {
+/**
+ * Refuses a path that another entry's equals once case and Unicode form are set aside (`SKILL.md` / `skill.md`,
+ * `é` / `e\u0301`): such names look alike to a person, and on a case- or form-insensitive disk they are one file.
+ */
+function claimFolded(folded: Map<string, string>, path: string): void {
+  const parts = path.split('/');
+  for (let i = 1; i <= parts.length; i++) {
+    const p = parts.slice(0, i).join('/');
+    const key = p.normalize('NFC').toLowerCase();
+    const had = folded.get(key);
+    if (had === undefined) folded.set(key, p);
+    else if (had !== p)
+      throw new ZipRefused(path, `"${p}" differs only in case or Unicode form from "${had}"`);
+  }
+}
+
+/** The entry's data, once its local header agrees with the central directory on the name and the method. */
+function entryData(
+  buf: Buffer,
+  entry: { name: string; raw: Buffer; method: number },
+  offset: number,
+  csize: number,
+  limit: number,
+): Buffer {
+  const { name } = entry;
   if (offset + 30 > limit || buf.readUInt32LE(offset) !== LOCAL)
     throw new ZipRefused(name, 'local header is damaged');
-  const start = offset + 30 + buf.readUInt16LE(offset + 26) + buf.readUInt16LE(offset + 28);
+  const nameLen = buf.readUInt16LE(offset + 26);
+  const start = offset + 30 + nameLen + buf.readUInt16LE(offset + 28);
+  if (start > limit || !buf.subarray(offset + 30, offset + 30 + nameLen).equals(entry.raw))
+    throw new ZipRefused(name, 'the local header names another file than the central directory');
+  if (buf.readUInt16LE(offset + 8) !== entry.method)
+    throw new ZipRefused(
+      name,
+      'the local header gives another compression method than the central directory',
+    );
   if (start + csize > limit) throw new ZipRefused(name, 'data out of bounds');
   return buf.subarray(start, start + csize);
 }

@@ -148,6 +148,47 @@ describe('audit retention: archive and prune (built CLI, real SQLite files)', ()
     expect(v.stderr).toContain('checkpoint #1 (events 1-8) is NOT SIGNED with this key');
   });
 
+  it('fails on an event a writer put back into the pruned range, behind the checkpoint', () => {
+    write((store, at) => {
+      session(store, at, 40);
+      session(store, at, 1);
+    });
+    expect(audit('archive', '--older-than', '30', '--out', out('a.jsonl')).code).toBe(0);
+    const db = new Database(t.dbPath);
+    const cols = (db.prepare('PRAGMA table_info(events)').all() as { name: string }[])
+      .map((c) => c.name)
+      .filter((c) => c !== 'event_id');
+    db.exec('DROP TRIGGER events_extend_chain');
+    db.prepare(
+      `INSERT INTO events (event_id, ${cols.join(', ')}) SELECT 5, ${cols.join(', ')} FROM events WHERE event_id = 9`,
+    ).run();
+    db.close();
+    const v = audit('verify');
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain('event 5 is behind checkpoint #1 (events 1-8 were pruned)');
+  });
+
+  it('fails when a writer dropped or disarmed the triggers that keep the log append-only', () => {
+    write((store, at) => {
+      session(store, at, 40);
+      session(store, at, 1);
+    });
+    expect(audit('archive', '--older-than', '30', '--out', out('a.jsonl')).code).toBe(0);
+    expect(audit('verify').stdout).toContain('database: ok, its tables, indexes and guard triggers agree');
+    const db = new Database(t.dbPath);
+    db.exec(`DROP TRIGGER checkpoints_no_delete;
+      DROP TRIGGER events_no_delete;
+      CREATE TRIGGER events_no_delete BEFORE DELETE ON events WHEN 0 BEGIN SELECT 1; END;`);
+    db.close();
+    const v = audit('verify');
+    expect(v.code).toBe(1);
+    expect(v.stderr).toContain('trigger checkpoints_no_delete was dropped: the log is no longer append-only');
+    expect(v.stderr).toContain('trigger events_no_delete was replaced by another');
+    // Opening the log to write (the server, archive, reanchor) puts them back.
+    openAuditStore({ path: t.dbPath }).close();
+    expect(audit('verify').stdout).toContain('database: ok, its tables, indexes and guard triggers agree');
+  });
+
   it('never prunes an open session, nor anything after it', () => {
     let open = '';
     write((store, at) => {

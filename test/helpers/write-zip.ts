@@ -8,6 +8,8 @@ export interface ZipEntryInput {
   /** General-purpose flags (bit 0: encrypted). */
   flags?: number;
   deflate?: boolean;
+  /** The name the local header gives, when it is to disagree with the central directory's. */
+  localName?: string;
 }
 
 /** Builds a zip archive's bytes, faithfully writing whatever it is given (hostile names and modes included). */
@@ -19,6 +21,7 @@ export function writeZip(entries: readonly ZipEntryInput[]): Buffer {
     const raw = Buffer.from(e.data ?? '');
     const body = e.deflate === true ? deflateRawSync(raw) : raw;
     const name = Buffer.from(e.name, 'utf8');
+    const localName = Buffer.from(e.localName ?? e.name, 'utf8');
     const method = e.deflate === true ? 8 : 0;
     const crc = crc32(raw);
     const local = Buffer.alloc(30);
@@ -29,8 +32,8 @@ export function writeZip(entries: readonly ZipEntryInput[]): Buffer {
     local.writeUInt32LE(crc, 14);
     local.writeUInt32LE(body.length, 18);
     local.writeUInt32LE(raw.length, 22);
-    local.writeUInt16LE(name.length, 26);
-    locals.push(local, name, body);
+    local.writeUInt16LE(localName.length, 26);
+    locals.push(local, localName, body);
     const central = Buffer.alloc(46);
     central.writeUInt32LE(0x02014b50, 0);
     central.writeUInt16LE((3 << 8) | 20, 4);
@@ -44,7 +47,7 @@ export function writeZip(entries: readonly ZipEntryInput[]): Buffer {
     central.writeUInt32LE(((e.mode ?? (e.name.endsWith('/') ? 0o40755 : 0o100644)) << 16) >>> 0, 38);
     central.writeUInt32LE(offset, 42);
     centrals.push(central, name);
-    offset += 30 + name.length + body.length;
+    offset += 30 + localName.length + body.length;
   }
   const cd = Buffer.concat(centrals);
   const end = Buffer.alloc(22);

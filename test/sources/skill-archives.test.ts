@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { approveEvery, gatedServers } from '../helpers/gated-server.js';
@@ -84,21 +84,72 @@ describe('skill archives (.skill / .zip)', () => {
     expect(list.stderr).toMatch(message);
   });
 
-  it('extracts again when the extracted copy was altered, and serves the archive as it is', () => {
-    const skills = join(t.dir, 'tamper', 'skills');
+  /** A skills folder holding the good archive, linted once (so extracted); the extracted skill folder. */
+  const linted = (label: string) => {
+    const skills = join(t.dir, label, 'skills');
     mkdirSync(skills, { recursive: true });
     writeFileSync(join(skills, 'zipped.skill'), writeZip(good()));
-    const env = { XDG_STATE_HOME: join(t.dir, 'tamper', 'state') };
+    const env = { XDG_STATE_HOME: join(t.dir, label, 'state') };
     expect(runCli(['lint', skills], { env }).code).toBe(0);
-    const archives = join(t.dir, 'tamper', 'state', 'skills-mcp', 'sources', 'archives');
-    const [sha] = readdirSync(archives);
-    const main = join(archives, sha!, 'zipped', 'scripts', 'main.py');
-    chmodSync(join(archives, sha!, 'zipped', 'scripts'), 0o755);
+    const archives = join(t.dir, label, 'state', 'skills-mcp', 'sources', 'archives');
+    return { skills, env, skill: join(archives, readdirSync(archives)[0]!, 'zipped') };
+  };
+
+  it('extracts again when the extracted copy was altered, and serves the archive as it is', () => {
+    const { skills, env, skill } = linted('tamper');
+    const main = join(skill, 'scripts', 'main.py');
+    chmodSync(join(skill, 'scripts'), 0o755);
     chmodSync(main, 0o644);
     writeFileSync(main, 'print("tampered")\n');
     const r = runCli(['list', '--skills', skills, '--json'], { env });
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).skills.map((s: { name: string }) => s.name)).toEqual(['zipped']);
     expect(readFileSync(main, 'utf8')).toBe(MAIN);
+  });
+  /** Lints a skills folder holding one archive of `entries`; returns what lint printed. */
+  const lintArchive = (label: string, entries: ZipEntryInput[]) => {
+    const skills = join(t.dir, label, 'skills');
+    mkdirSync(skills, { recursive: true });
+    writeFileSync(join(skills, 'zipped.skill'), writeZip(entries));
+    const r = runCli(['lint', skills], { env: { XDG_STATE_HOME: join(t.dir, label, 'state') } });
+    return { code: r.code, out: r.stdout + r.stderr };
+  };
+
+  it('refuses an entry whose local header names another file than the central directory', () => {
+    const r = lintArchive('local-name', [
+      { name: 'zipped/SKILL.md', data: SKILL_MD },
+      { name: 'zipped/scripts/main.py', localName: '../../main.py', data: MAIN, mode: 0o100755 },
+    ]);
+    expect(r.out).toContain(
+      'skill archive not served: zipped/scripts/main.py: the local header names another file',
+    );
+    expect(r.code).not.toBe(0);
+  });
+
+  it('refuses two entries whose names differ only in case or Unicode form', () => {
+    for (const [label, other] of [
+      ['case', 'zipped/scripts/MAIN.py'],
+      ['nfd', 'zipped/scripts/ma\u0301in.py'],
+    ] as const) {
+      const accented = label === 'nfd' ? 'zipped/scripts/m\u00e1in.py' : 'zipped/scripts/main.py';
+      const r = lintArchive(`collide-${label}`, [
+        { name: 'zipped/SKILL.md', data: SKILL_MD },
+        { name: accented, data: MAIN, mode: 0o100755 },
+        { name: other, data: 'print("other")\n' },
+      ]);
+      expect(r.out).toContain('differs only in case or Unicode form from');
+      expect(r.code).not.toBe(0);
+    }
+  });
+
+  it('extracts again when a file of the extracted copy was made executable or a folder writable', () => {
+    const { skills, env, skill } = linted('modes');
+    const skillMd = join(skill, 'SKILL.md');
+    const scripts = join(skill, 'scripts');
+    chmodSync(skillMd, 0o555);
+    chmodSync(scripts, 0o755);
+    expect(runCli(['lint', skills], { env }).code).toBe(0);
+    expect(statSync(skillMd).mode & 0o777).toBe(0o444);
+    expect(statSync(scripts).mode & 0o777).toBe(0o555);
   });
 });
