@@ -1,11 +1,16 @@
 import { createHash } from 'node:crypto';
 import {
   chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
   lstatSync,
   mkdirSync,
   mkdtempSync,
+  openSync,
   readdirSync,
   readFileSync,
+  readSync,
   renameSync,
   rmSync,
   writeFileSync,
@@ -32,11 +37,7 @@ export const ARCHIVE_EXTENSIONS = ['.skill', '.zip'] as const;
  * (a file changed, added, removed, made a link, or a mode changed) is removed and extracted again. Throws ZipRefused.
  */
 export function extractArchive(file: string, archives: string): ExtractedArchive {
-  const st = lstatSync(file);
-  if (!st.isFile()) throw new ZipRefused(undefined, 'not a regular file');
-  if (st.size > ZIP_LIMITS.archiveBytes)
-    throw new ZipRefused(undefined, `archive is larger than ${ZIP_LIMITS.archiveBytes} bytes`);
-  const bytes = readFileSync(file);
+  const bytes = readArchiveBytes(file);
   const sha256 = createHash('sha256').update(bytes).digest('hex');
   const files = readZip(bytes);
   if (files.length === 0) throw new ZipRefused(undefined, 'archive holds no files');
@@ -75,6 +76,35 @@ function skillLayout(files: ZipFile[], file: string): ZipFile[] {
   if (nested) return files;
   const name = basename(file).replace(/\.(skill|zip)$/i, '');
   return files.map((f) => ({ ...f, path: `${name}/${f.path}` }));
+}
+
+/**
+ * The archive's bytes, read through one descriptor opened without following a link (and without blocking on a
+ * FIFO), so what is checked (a regular file, its size) is what is read, whoever swaps the path meanwhile.
+ */
+function readArchiveBytes(file: string): Buffer {
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ELOOP')
+      throw new ZipRefused(undefined, 'a link, not a regular file');
+    throw e;
+  }
+  try {
+    const st = fstatSync(fd);
+    if (!st.isFile()) throw new ZipRefused(undefined, 'not a regular file');
+    if (st.size > ZIP_LIMITS.archiveBytes)
+      throw new ZipRefused(undefined, `archive is larger than ${ZIP_LIMITS.archiveBytes} bytes`);
+    const bytes = Buffer.alloc(st.size);
+    let at = 0;
+    for (let n = 1; at < st.size && n > 0; at += n) n = readSync(fd, bytes, at, st.size - at, at);
+    if (at !== st.size || readSync(fd, Buffer.alloc(1), 0, 1, at) !== 0)
+      throw new ZipRefused(undefined, 'archive changed while it was read');
+    return bytes;
+  } finally {
+    closeSync(fd);
+  }
 }
 
 /** True when the folder holds exactly the files (no more, no links), each with the archive's bytes and mode. */
