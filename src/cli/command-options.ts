@@ -245,7 +245,7 @@ export const APPROVERS_OPTIONS = {
   name: {
     type: 'string',
     value: 'LABEL',
-    description: 'enroll: who or which device the passkey is (shown in the list and the audit log)',
+    description: 'enroll: who or which device the passkey is (shown by approvers list)',
     default: 'the user name',
   },
   audit: { ...AUDIT_PATH, description: 'the audit database whose state folder holds approvers.json' },
