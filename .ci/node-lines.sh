@@ -36,6 +36,10 @@ for v in 22 24; do
   fi
   rm -rf "$XDG_STATE_HOME"
   unset XDG_STATE_HOME
+  # Streamable HTTP on this Node: event streams written whole (Node 22 and later send a corked response's end
+  # ahead of its data), approvals by elicitation in both eras.
+  SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" node_modules/vitest/vitest.mjs run \
+    test/http/write-web-response.test.ts test/http/http-eras.test.ts test/http/http-approvals.test.ts
   if [ "${SKILLS_MCP_NODE_LINES_TESTS:-0}" = 1 ]; then
     SKILLS_MCP_AUDIT_SQLITE_DRIVER=node npx -y -p "node@$v" node node_modules/vitest/vitest.mjs run test/audit
   fi

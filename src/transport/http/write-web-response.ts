@@ -81,6 +81,7 @@ export async function writeWebResponse(
   if (streaming && eventStreamHead === 'now') res.flushHeaders();
   let corked = false;
   const uncork = () => {
+    if (!corked) return;
     corked = false;
     res.uncork();
   };
@@ -135,6 +136,9 @@ export async function writeWebResponse(
     if (message === undefined) sendEarly();
     else return void endWithJson(res, response.status, headers, message);
   }
+  // Ended while corked, Node 22 and later send the response's last chunk ahead of what the cork held: the client
+  // gets a malformed chunked body and never sees the event. What was written goes out first.
+  uncork();
   if (held !== undefined && !signal.aborted) res.end(held);
   else res.end();
 }
