@@ -32,18 +32,13 @@ export async function runApprovers(
   opts: { localBase: string; logLevel: LogLevel },
 ): Promise<ExitCode> {
   const stateDir = dirname(opts.localBase);
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: parseOptions(APPROVERS_OPTIONS),
-      allowPositionals: true,
-      strict: true,
-    });
-  } catch (e) {
-    io.err(`skills-mcp approvers: ${(e as Error).message}\nRun "skills-mcp approvers --help" for usage.\n`);
-    return 2;
-  }
+  // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
+  const parsed = parseArgs({
+    args,
+    options: parseOptions(APPROVERS_OPTIONS),
+    allowPositionals: true,
+    strict: true,
+  });
   const [verb, ...more] = parsed.positionals;
   if (parsed.values.help === true || verb === undefined) {
     (verb === undefined && parsed.values.help !== true ? io.err : io.out)(`${HELP.approvers}\n`);

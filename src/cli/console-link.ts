@@ -14,18 +14,13 @@ const alive = (pid: number) => isOwnerAlive({ pid, host: '' }, { pid: -1, host: 
  * person's own route to the console: the link is never sent to the client, a log or the audit log.
  */
 export function runConsoleLink(args: string[], io: CliIo, opts: { auditPath: string }): ExitCode {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: parseOptions(CONSOLE_OPTIONS),
-      allowPositionals: false,
-      strict: true,
-    });
-  } catch (e) {
-    io.err(`skills-mcp console: ${(e as Error).message}\nRun "skills-mcp console --help" for usage.\n`);
-    return 2;
-  }
+  // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
+  const parsed = parseArgs({
+    args,
+    options: parseOptions(CONSOLE_OPTIONS),
+    allowPositionals: false,
+    strict: true,
+  });
   if (parsed.values.help === true) {
     io.out(`${HELP.console}\n`);
     return 0;

@@ -120,18 +120,13 @@ export async function runDoctor(
   io: CliIo,
   sandboxOptions: DoctorSandboxOptions = {},
 ): Promise<ExitCode> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args,
-      options: parseOptions(DOCTOR_OPTIONS),
-      allowPositionals: false,
-      strict: true,
-    });
-  } catch (e) {
-    io.err(`skills-mcp doctor: ${(e as Error).message}\nRun "skills-mcp doctor --help" for usage.\n`);
-    return 2;
-  }
+  // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
+  const parsed = parseArgs({
+    args,
+    options: parseOptions(DOCTOR_OPTIONS),
+    allowPositionals: false,
+    strict: true,
+  });
   if (parsed.values.help === true) {
     io.out(`${HELP.doctor}\n`);
     return 0;

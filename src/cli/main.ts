@@ -114,9 +114,8 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
     }
   } catch (e) {
     if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) {
-      io.err(
-        `skills-mcp: ${e.message}\nRun "skills-mcp ${first !== undefined && !first.startsWith('-') ? `${first} ` : ''}--help" for usage.\n`,
-      );
+      const command = first !== undefined && !first.startsWith('-') ? ` ${first}` : '';
+      io.err(`skills-mcp${command}: ${e.message}\nRun "skills-mcp${command} --help" for usage.\n`);
       return 2;
     }
     throw e;

@@ -3,6 +3,7 @@ import { copyFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { runDoctor } from '../../src/cli/doctor.js';
+import { main } from '../../src/cli/main.js';
 import type { CliIo } from '../../src/cli/io.js';
 import { defaultProfilesDir } from '../../src/sandbox/load-profile.js';
 import { tempDirs } from './helpers.js';
@@ -90,7 +91,7 @@ describe('skills-mcp doctor', () => {
     expect(await runDoctor(['--help'], c)).toBe(0);
     expect(c.stdout()).toMatch(/^Usage: skills-mcp doctor/);
     const d = io();
-    expect(await runDoctor(['--frobnicate'], d)).toBe(2);
+    expect(await main(['doctor', '--frobnicate'], d, process.stdin)).toBe(2);
     expect(d.stderr()).toMatch(/Unknown option '--frobnicate'[^]*skills-mcp doctor --help/);
   });
 });
