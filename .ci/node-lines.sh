@@ -2,7 +2,7 @@
 # The current Node LTS lines (22 and 24, from the npm registry as .ci/http.sh gets 22): the README's commands on each,
 # the audit log on node:sqlite (better-sqlite3 here is built for Node 20's ABI and cannot be rebuilt for 22/24 on
 # this machine), a log written by one driver verified by the other, and the error better-sqlite3 gives on a Node
-# it was not built for. The audit tests on node:sqlite run with SKILLS_MCP_NODE_LINES_TESTS=1 (they take minutes).
+# it was not built for. Then the HTTP tests on each line, and the audit suite on node:sqlite (Node 24).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,10 +37,9 @@ for v in 22 24; do
   rm -rf "$XDG_STATE_HOME"
   unset XDG_STATE_HOME
   # Streamable HTTP on this Node: event streams written whole (Node 22 and later send a corked response's end
-  # ahead of its data), approvals by elicitation in both eras.
-  SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" node_modules/vitest/vitest.mjs run \
-    test/http/write-web-response.test.ts test/http/http-eras.test.ts test/http/http-approvals.test.ts
-  if [ "${SKILLS_MCP_NODE_LINES_TESTS:-0}" = 1 ]; then
-    SKILLS_MCP_AUDIT_SQLITE_DRIVER=node npx -y -p "node@$v" node node_modules/vitest/vitest.mjs run test/audit
-  fi
+  # ahead of its data), approvals by elicitation in both eras. On 24, the whole audit suite on node:sqlite too
+  # (`npm test` runs it on better-sqlite3): every audit test against both stores.
+  tests=(test/http/write-web-response.test.ts test/http/http-eras.test.ts test/http/http-approvals.test.ts)
+  if [ "$v" = 24 ]; then tests+=(test/audit); fi
+  SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" node_modules/vitest/vitest.mjs run "${tests[@]}"
 done
