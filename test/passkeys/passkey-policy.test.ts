@@ -116,8 +116,16 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
     const { s, seen, context, page, result, link } = await enrolledServer();
     try {
       await page.goto(link);
+      await page.getByRole('button', { name: 'Approve once' }).waitFor();
       await page.getByRole('button', { name: 'Approve once' }).click();
-      await page.getByText(/Approved once|Not approved: |Not accepted/).first().waitFor();
+      await page
+        .getByText(/Approved once|Not approved: |Not accepted|Confirm with/)
+        .first()
+        .waitFor()
+        .catch(async (e: unknown) => {
+          throw new Error(`${String(e)}\n${page.url()}\n${await page.locator('body').innerText()}`);
+        });
+      expect(await page.getByText(/^Not approved: /).count(), await page.locator('main').innerText()).toBe(0);
       const r = await result;
       expect(r.isError, textOf(r)).toBeFalsy();
       expect(seen.asked).toBe(0);
