@@ -146,7 +146,8 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
     };
     const begun = await services.runner.begin(req, ctx);
     // The terminal has no console to send a call on to: one that needs a passkey is refused by begin.
-    if (begun.kind === 'console') throw new SkillsError('INTERNAL', 'a terminal call was sent to the console');
+    if (begun.kind === 'console')
+      throw new SkillsError('INTERNAL', 'a terminal call was sent to the console');
     const result =
       begun.kind === 'done'
         ? begun.result

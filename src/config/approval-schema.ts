@@ -104,10 +104,18 @@ const RISK_LEVELS = ['low', 'medium', 'high'] as const;
 export const PasskeyScopeSchema = z
   .strictObject({
     skills: z
-      .array(z.string().min(1).max(256).regex(/^[^/]+$/, 'a skill name or pattern, without "/"'))
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[^/]+$/, 'a skill name or pattern, without "/"'),
+      )
       .max(1000)
       .default([])
-      .describe('Skill names, or patterns where `*` matches any run of characters, whose calls need a passkey.'),
+      .describe(
+        'Skill names, or patterns where `*` matches any run of characters, whose calls need a passkey.',
+      ),
     risk: z
       .array(z.enum(RISK_LEVELS))
       .max(3)

@@ -94,7 +94,9 @@ export function createDecisions(core: RunnerCore): Decisions {
     await catchUp(audit, s);
     // A stop in this session wins over any later approval of a call asked before it.
     // So does a passkey requirement over an approval without a passkey for this call.
-    const o: ApprovalOutcome = s.gate.isAborted() ? STOPPED : checkPasskey(config.approval, call, callId, outcome);
+    const o: ApprovalOutcome = s.gate.isAborted()
+      ? STOPPED
+      : checkPasskey(config.approval, call, callId, outcome);
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, {
       caller: s.caller,
       mac: signer.macFor(s.auditId, callId, call, o.decision),

@@ -27,5 +27,7 @@ export function checkPasskey(
     input_sha256: call.bound.input.input_sha256,
     decision: outcome.decision,
   };
-  return passkeyCovers(outcome.passkey, binding) ? outcome : { decision: 'denied', reason: 'passkey_required' };
+  return passkeyCovers(outcome.passkey, binding)
+    ? outcome
+    : { decision: 'denied', reason: 'passkey_required' };
 }

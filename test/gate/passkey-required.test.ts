@@ -40,6 +40,8 @@ describe('which calls approval.require asks a passkey for', () => {
   it('rejects a scope that lists nothing, and an unknown word', () => {
     expect(ApprovalConfigSchema.safeParse({ require: { passkey: {} } }).success).toBe(false);
     expect(ApprovalConfigSchema.safeParse({ require: 'yubikey' }).success).toBe(false);
-    expect(ApprovalConfigSchema.safeParse({ require: { passkey: { risk: ['extreme'] } } }).success).toBe(false);
+    expect(ApprovalConfigSchema.safeParse({ require: { passkey: { risk: ['extreme'] } } }).success).toBe(
+      false,
+    );
   });
 });

@@ -21,7 +21,8 @@ const canaryRan = (fx: GatedFixture): boolean =>
   readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
 
 const policy = (extra = '') =>
-  'approval:\n  mode: ask\n  require: passkey\n  console_open_browser: false\n  console_wait_ms: 60000\n' + extra;
+  'approval:\n  mode: ask\n  require: passkey\n  console_open_browser: false\n  console_wait_ms: 60000\n' +
+  extra;
 
 /** Counts the approval forms the client is shown, and approves each one. */
 function approveEveryForm(s: GatedServer): { asked: number } {
@@ -108,7 +109,11 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
     const base = consoleBase(s.fx.auditPath);
     const result = s.c.client.callTool({ name: 'canary', arguments: {} });
     result.catch(() => undefined);
-    const link = await waitFor(async () => (await pendingLinks(base))[0], 20_000, 'the approval in the console');
+    const link = await waitFor(
+      async () => (await pendingLinks(base))[0],
+      20_000,
+      'the approval in the console',
+    );
     return { s, seen, context, page, result, link };
   }
 

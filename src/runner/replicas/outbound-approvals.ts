@@ -127,7 +127,11 @@ export function createOutboundApprovals(deps: OutboundApprovalDeps): OutboundApp
    */
   const verified = (p: Pending, callId: string, d: ApprovalDecidedPayload): boolean => {
     if (!approving(d.decision)) return true;
-    const outcome = { decision: d.decision, reason: 'user' as const, ...(d.passkey === undefined ? {} : { passkey: d.passkey }) };
+    const outcome = {
+      decision: d.decision,
+      reason: 'user' as const,
+      ...(d.passkey === undefined ? {} : { passkey: d.passkey }),
+    };
     const passkeyOk = checkPasskey(config.approval, p.call, callId, outcome) === outcome;
     if (passkeyOk && signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac))
       return true;

@@ -84,5 +84,7 @@ function passkeyChecked(
     input_sha256: sp.inputSha256,
     decision: o.decision,
   };
-  return sp.bundleSha256 !== null && passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 }) ? o : { decision: 'denied', reason: 'passkey_required' };
+  return sp.bundleSha256 !== null && passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 })
+    ? o
+    : { decision: 'denied', reason: 'passkey_required' };
 }
