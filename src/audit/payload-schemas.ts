@@ -333,14 +333,21 @@ export const ApproverEnrolledPayloadSchema = z.strictObject({
     .min(1)
     .max(4096)
     .regex(B64URL)
-    .describe("The credential's public key as COSE (base64url): what `audit verify` checks its assertions with"),
+    .describe(
+      "The credential's public key as COSE (base64url): what `audit verify` checks its assertions with",
+    ),
   name: z.string().min(1).max(100).describe('Who or which device it is, as given at enrolment'),
   enrolled_at: z.string().max(40).describe('When it was enrolled (ISO 8601)'),
 });
 
 export const ApproverRemovedPayloadSchema = z.strictObject({
   credential_id: CredentialId,
-  public_key: z.string().min(1).max(4096).regex(B64URL).describe("The removed credential's public key (COSE, base64url)"),
+  public_key: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(B64URL)
+    .describe("The removed credential's public key (COSE, base64url)"),
   name: z.string().min(1).max(100).describe('Its name, as given at enrolment'),
   removed_at: z.string().max(40).describe('When it was removed (ISO 8601)'),
 });

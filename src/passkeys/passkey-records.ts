@@ -40,15 +40,15 @@ export interface PasskeyRecords {
  * request's three digests per call, so a long log costs little.
  */
 export function collectPasskeyRecords(): {
-  add(e: HashedFields): void;
-  done(): PasskeyRecords;
+  add: (e: HashedFields) => void;
+  done: () => PasskeyRecords;
 } {
   const requests = new Map<string, NonNullable<PasskeyApproval['request']>>();
   const out: PasskeyRecords = { changes: [], approvals: [], malformed: [] };
   const bad = (e: HashedFields, reason: string) =>
     out.malformed.push({ eventId: e.event_id, callId: e.call_id, reason });
   return {
-    add(e) {
+    add: (e) => {
       if (e.type === 'tool_call_requested' && e.call_id !== null) {
         const r = ToolCallRequestedPayloadSchema.safeParse(e.payload);
         if (r.success)

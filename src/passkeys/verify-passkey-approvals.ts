@@ -43,10 +43,10 @@ function bindingMismatch(a: PasskeyApproval): string | undefined {
   if (c.call_id !== a.callId) return `the assertion was made for another call (${c.call_id})`;
   if (c.approval_key !== a.approvalKey || c.approval_key !== a.request.approvalKey)
     return "the assertion names another approval key than the call's";
-  if (c.bundle_sha256 !== a.request.bundleSha256)
-    return "the assertion names another bundle than the call's";
+  if (c.bundle_sha256 !== a.request.bundleSha256) return "the assertion names another bundle than the call's";
   if (c.input_sha256 !== a.request.inputSha256) return "the assertion names another input than the call's";
-  if (c.decision !== a.decision) return `the assertion signs "${c.decision}", the log records "${a.decision}"`;
+  if (c.decision !== a.decision)
+    return `the assertion signs "${c.decision}", the log records "${a.decision}"`;
   return undefined;
 }
 
@@ -82,8 +82,9 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
     }
     let origin: unknown;
     try {
-      origin = (JSON.parse(Buffer.from(ev.client_data_json, 'base64url').toString('utf8')) as { origin?: unknown })
-        .origin;
+      origin = (
+        JSON.parse(Buffer.from(ev.client_data_json, 'base64url').toString('utf8')) as { origin?: unknown }
+      ).origin;
     } catch {
       fail('its clientDataJSON is not JSON');
       continue;
@@ -125,7 +126,11 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
         expectedRPID: PASSKEY_RP_ID,
         expectedType: 'webauthn.get',
         // The counter is judged below, in log order, with its own message.
-        credential: { id: ev.credential_id, publicKey: Buffer.from(current.publicKey, 'base64url'), counter: 0 },
+        credential: {
+          id: ev.credential_id,
+          publicKey: Buffer.from(current.publicKey, 'base64url'),
+          counter: 0,
+        },
         requireUserVerification: true,
       });
       verified = v.verified && v.authenticationInfo.userVerified;
@@ -140,7 +145,9 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
     const counter = authData.readUInt32BE(33);
     const last = counters.get(ev.credential_id);
     if (last !== undefined && (counter > 0 || last > 0) && counter <= last)
-      fail(`the signature counter went from ${last} to ${counter}: a cloned passkey, or a replayed assertion`);
+      fail(
+        `the signature counter went from ${last} to ${counter}: a cloned passkey, or a replayed assertion`,
+      );
     counters.set(ev.credential_id, Math.max(counter, last ?? 0));
   }
   return {

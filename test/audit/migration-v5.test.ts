@@ -80,7 +80,9 @@ describe('migration 5: passkey enrolment events', () => {
     expect(v.code, v.out + v.err).toBe(0);
     expect(v.out).toContain(`chain: ok, ${events + 3} events`);
     expect(v.out).toContain('database: ok, its tables, indexes and guard triggers agree');
-    expect(v.out).toContain('passkeys: ok, 0 passkey approvals checked against 1 passkey enrolled in the log');
+    expect(v.out).toContain(
+      'passkeys: ok, 0 passkey approvals checked against 1 passkey enrolled in the log',
+    );
   });
 
   it('builds a new log with the same guard triggers as an upgraded one', () => {
@@ -91,7 +93,9 @@ describe('migration 5: passkey enrolment events', () => {
     openAuditStore({ path: join(t.dir, 'new.db') }).close();
     const triggers = (p: string) => {
       const db = new Database(p, { readonly: true });
-      const rows = db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name").all();
+      const rows = db
+        .prepare("SELECT name, sql FROM sqlite_master WHERE type = 'trigger' ORDER BY name")
+        .all();
       const table = db.prepare("SELECT sql FROM sqlite_master WHERE name = 'events'").get();
       db.close();
       return { rows, table };

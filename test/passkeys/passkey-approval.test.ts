@@ -40,7 +40,9 @@ function editEvidence(
   rehash: boolean,
 ): void {
   tamper(path, (db) => {
-    const row = db.prepare('SELECT payload FROM events WHERE event_id = ?').get(eventId) as { payload: string };
+    const row = db.prepare('SELECT payload FROM events WHERE event_id = ?').get(eventId) as {
+      payload: string;
+    };
     const payload = JSON.parse(row.payload) as { passkey: Record<string, string> };
     edit(payload.passkey);
     db.prepare('UPDATE events SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
@@ -104,9 +106,9 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
     const { context, page } = await pageWithPasskey(browser());
     closers.push(() => context.close());
     await enrollWith(page, s.fx.auditPath, 'alice');
-    const approvers = JSON.parse(
-      readFileSync(join(s.fx.auditPath, '..', 'approvers.json'), 'utf8'),
-    ) as { approvers: { id: string; public_key: string }[] };
+    const approvers = JSON.parse(readFileSync(join(s.fx.auditPath, '..', 'approvers.json'), 'utf8')) as {
+      approvers: { id: string; public_key: string }[];
+    };
     const [enrolledKey] = approvers.approvers;
     const enrolment = exported(s.fx.auditPath).find((e) => e.type === 'approver_enrolled');
     expect(enrolment?.payload).toMatchObject({
