@@ -76,12 +76,6 @@ function stopLeftovers() {
   }
 }
 
-/**
- * Codex starts its MCP servers while the first turn goes out, so the model may not be offered the server's tools
- * yet; a server marked `required` is waited for (and a failure to start it stops Codex).
- */
-const waitForServer = ['-c', 'mcp_servers.skills.required=true'];
-
 async function main() {
   mkdirSync(artifacts, { recursive: true });
   const fake = await startFakeOpenAI({ namespace: 'mcp__skills', tool: 'csv_stats', input });
@@ -135,7 +129,7 @@ async function main() {
     say(`codex mcp list:\n${list.trimEnd()}`);
     check(new RegExp(`^skills +${process.execPath} `, 'm').test(list), 'codex mcp list does not show skills');
 
-    tmux = startTmux({ command: `codex ${waitForServer.join(' ')}`, cwd: project, env });
+    tmux = startTmux({ command: 'codex', cwd: project, env });
     // The header says `loading` until the session (and its MCP servers) is up, then names the folder.
     await tmux.waitFor(/^\s+~\/project\s*$[\s\S]*› /m, { what: 'the prompt', timeoutMs: 60_000 });
     keep('start', tmux.screen());
@@ -191,7 +185,7 @@ async function main() {
     let exec;
     for (let attempt = 1; ; attempt++) {
       const count = fake.requests.length;
-      exec = await run(['exec', ...waitForServer, '--skip-git-repo-check', 'Run csv-stats on the example']);
+      exec = await run(['exec', '--skip-git-repo-check', 'Run csv-stats on the example']);
       if (offeredSince(count)) break;
       check(attempt < 3, 'codex exec never offered csv_stats to the model');
       say('codex exec: the turn went out before the skills server was up; running it again');
