@@ -1,3 +1,5 @@
+import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { setImmediate as yieldToCalls } from 'node:timers/promises';
 import { effectiveRequests } from '../gate/index.js';
 import { interpreterForScript } from '../sandbox/resolve-interpreter.js';
@@ -7,14 +9,18 @@ import type { Skill } from '../skills/types.js';
 import type { CallCaches } from './call-caches.js';
 import { callProfile } from './call-profile.js';
 import type { RunnerDeps } from './runner-types.js';
+import { SESSIONS_FOLDER } from './session-folder.js';
 
 /** The most interpreters found ahead of the first run (a catalog names a handful: python3, node, bash). */
 const MAX_INTERPRETERS = 8;
 /** The most skills whose bundle is scanned and profile loaded ahead of the first run. */
 export const MAX_PREPARED_SKILLS = 8;
 
-export type PrepareRunsDeps = Pick<RunnerDeps, 'audit' | 'sandbox' | 'catalog' | 'log' | 'config'> & {
-  caches: Pick<CallCaches, 'scan' | 'profile'>;
+export type PrepareRunsDeps = Pick<
+  RunnerDeps,
+  'audit' | 'sandbox' | 'catalog' | 'log' | 'config' | 'runsDir'
+> & {
+  caches: Pick<CallCaches, 'scan' | 'profile' | 'exec'>;
 };
 
 /**
@@ -35,6 +41,8 @@ export async function prepareRuns(deps: PrepareRunsDeps): Promise<void> {
   const runnable = deps
     .catalog()
     .skills.filter((s) => s.entryPoint !== undefined && interpreterForScript(s.entryPoint) !== undefined);
+  const first = runnable.slice(0, MAX_PREPARED_SKILLS);
+  const skills = prepareSkills(deps, first);
   const sandbox = deps.sandbox().then(async (s) => {
     const p = await s.probe();
     if (!p.healthy) {
@@ -43,13 +51,38 @@ export async function prepareRuns(deps: PrepareRunsDeps): Promise<void> {
     }
     log.info({ adapter: p.adapter, limits: p.limits }, 'sandbox ready');
     await findInterpreters(s, runnable);
+    // The launcher comes last: the bundle copies it stages must be there.
+    const bundles = await skills;
+    const folders = runFolders(deps);
+    if (bundles !== undefined) folders.set(bundles, false);
+    await s.prestage?.([...new Set(first.map((k) => interpreterForScript(k.entryPoint!)!))], folders);
   });
-  const skills = prepareSkills(deps, runnable.slice(0, MAX_PREPARED_SKILLS));
   await Promise.all([
     audit,
     sandbox.catch((err: unknown) => log.warn({ err }, 'sandbox probe failed')),
     skills,
   ]);
+}
+
+/**
+ * The folders a run binds a folder made in (folder → writable): the bundle copies, the runs folder (output) and
+ * the sessions folder. Made as a run makes them, so a launcher can be staged for them ahead of it.
+ */
+function runFolders(deps: PrepareRunsDeps): Map<string, boolean> {
+  const folders = new Map<string, boolean>();
+  try {
+    mkdirSync(deps.runsDir, { recursive: true, mode: 0o711 });
+    folders.set(deps.runsDir, true);
+    if (deps.config.runs.session_folder.enabled) {
+      const sessions = join(deps.runsDir, SESSIONS_FOLDER);
+      mkdirSync(sessions, { recursive: true, mode: 0o711 });
+      if ((lstatSync(sessions).mode & 0o777) !== 0o711) chmodSync(sessions, 0o711);
+      folders.set(sessions, true);
+    }
+  } catch (err) {
+    deps.log.debug({ err }, 'could not make the runs folder ahead of the first run');
+  }
+  return folders;
 }
 
 async function findInterpreters(s: Sandbox, runnable: readonly Skill[]): Promise<void> {
@@ -63,18 +96,25 @@ async function findInterpreters(s: Sandbox, runnable: readonly Skill[]): Promise
 }
 
 /** Scans each skill's bundle and loads its profiles, one skill at a time, letting a call that arrives go first. */
-async function prepareSkills(deps: PrepareRunsDeps, skills: readonly Skill[]): Promise<void> {
+async function prepareSkills(deps: PrepareRunsDeps, skills: readonly Skill[]): Promise<string | undefined> {
+  let bundlesDir: string | undefined;
   for (const skill of skills) {
     await yieldToCalls();
     try {
       const bundle = hashBundle(skill.dir);
       const grants = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]);
-      await Promise.all([
+      const exec = await deps.caches.exec();
+      const [copy] = await Promise.all([
+        // The verified copy a run executes from: copied, not run.
+        exec.bundles.materialize(skill.dir, bundle.sha256),
         deps.caches.scan(skill, bundle.sha256),
         callProfile(grants, deps.config, deps.caches.profile),
       ]);
+      copy.release();
+      bundlesDir ??= dirname(copy.dir);
     } catch (err) {
       deps.log.debug({ err, skill: skill.name }, 'could not prepare a skill ahead of its first run');
     }
   }
+  return bundlesDir;
 }
