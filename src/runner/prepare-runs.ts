@@ -1,5 +1,5 @@
 import { chmodSync, lstatSync, mkdirSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { setImmediate as yieldToCalls } from 'node:timers/promises';
 import { effectiveRequests } from '../gate/index.js';
 import { interpreterForScript } from '../sandbox/resolve-interpreter.js';
@@ -18,19 +18,20 @@ export const MAX_PREPARED_SKILLS = 8;
 
 export type PrepareRunsDeps = Pick<
   RunnerDeps,
-  'audit' | 'sandbox' | 'catalog' | 'log' | 'config' | 'runsDir'
+  'audit' | 'sandbox' | 'catalog' | 'log' | 'config' | 'runsDir' | 'bundlesDir'
 > & {
-  caches: Pick<CallCaches, 'scan' | 'profile' | 'exec'>;
+  caches: Pick<CallCaches, 'scan' | 'profile'>;
 };
 
 /**
  * The one-time work of a server's first run, done ahead of it: opens the audit log, probes the sandbox (which also
  * spawns its first launcher), finds the interpreters the catalog's executable skills start with, and for the first
- * {@link MAX_PREPARED_SKILLS} of them hashes and scans the bundle and loads the sandbox profiles a call would use.
- * Each step fills the cache the call reads (shared, opened once), so a call that comes first waits for the step in
- * flight rather than starting its own. Nothing here runs a skill's code: scans read files, the probe runs the
- * sandbox's own check. Never rejects: a step that fails is logged at debug and left to the call, which does it
- * itself and reports what fails as it always did.
+ * {@link MAX_PREPARED_SKILLS} of them hashes and scans the bundle and loads the sandbox profiles a call would use,
+ * then has the sandbox get ready the launcher their runs need (a root server's pre-staged one). Each step fills the
+ * cache the call reads (shared, opened once), so a call that comes first waits for the step in flight rather than
+ * starting its own. Nothing here runs a skill's code (scans read files, the probe runs the sandbox's own check, a
+ * launcher waits for a run), nor copies a bundle: that copy is made after approval. Never rejects: a step that fails
+ * is logged at debug and left to the call, which does it itself and reports what fails as it always did.
  */
 export async function prepareRuns(deps: PrepareRunsDeps): Promise<void> {
   const log = deps.log;
@@ -51,10 +52,9 @@ export async function prepareRuns(deps: PrepareRunsDeps): Promise<void> {
     }
     log.info({ adapter: p.adapter, limits: p.limits }, 'sandbox ready');
     await findInterpreters(s, runnable);
-    // The launcher comes last: the bundle copies it stages must be there.
-    const bundles = await skills;
+    // The launcher last: it is what a call needs least soon, and staging it costs the most.
+    await skills;
     const folders = runFolders(deps);
-    if (bundles !== undefined) folders.set(bundles, false);
     await s.prestage?.([...new Set(first.map((k) => interpreterForScript(k.entryPoint!)!))], folders);
   });
   await Promise.all([
@@ -66,11 +66,13 @@ export async function prepareRuns(deps: PrepareRunsDeps): Promise<void> {
 
 /**
  * The folders a run binds a folder made in (folder → writable): the bundle copies, the runs folder (output) and
- * the sessions folder. Made as a run makes them, so a launcher can be staged for them ahead of it.
+ * the sessions folder. Made as a run makes them (same modes), so a launcher can be staged for them ahead of it.
  */
 function runFolders(deps: PrepareRunsDeps): Map<string, boolean> {
   const folders = new Map<string, boolean>();
   try {
+    mkdirSync(deps.bundlesDir, { recursive: true, mode: 0o711 });
+    folders.set(deps.bundlesDir, false);
     mkdirSync(deps.runsDir, { recursive: true, mode: 0o711 });
     folders.set(deps.runsDir, true);
     if (deps.config.runs.session_folder.enabled) {
@@ -96,25 +98,19 @@ async function findInterpreters(s: Sandbox, runnable: readonly Skill[]): Promise
 }
 
 /** Scans each skill's bundle and loads its profiles, one skill at a time, letting a call that arrives go first. */
-async function prepareSkills(deps: PrepareRunsDeps, skills: readonly Skill[]): Promise<string | undefined> {
-  let bundlesDir: string | undefined;
+async function prepareSkills(deps: PrepareRunsDeps, skills: readonly Skill[]): Promise<void> {
   for (const skill of skills) {
     await yieldToCalls();
     try {
       const bundle = hashBundle(skill.dir);
       const grants = effectiveRequests(skill.requests, deps.config.skill_overrides[skill.name]);
-      const exec = await deps.caches.exec();
-      const [copy] = await Promise.all([
-        // The verified copy a run executes from: copied, not run.
-        exec.bundles.materialize(skill.dir, bundle.sha256),
+      // Not the bundle's copy: that is made after approval, from the files then, which must still match.
+      await Promise.all([
         deps.caches.scan(skill, bundle.sha256),
         callProfile(grants, deps.config, deps.caches.profile),
       ]);
-      copy.release();
-      bundlesDir ??= dirname(copy.dir);
     } catch (err) {
       deps.log.debug({ err, skill: skill.name }, 'could not prepare a skill ahead of its first run');
     }
   }
-  return bundlesDir;
 }

@@ -39,7 +39,7 @@ async function failingBwrap(): Promise<string> {
 const textOf = (r: { content?: unknown }) => (r.content as Array<{ text: string }>)[0]!.text;
 
 describe("preparing a session's first run ahead of it", () => {
-  it('copies and scans the bundle but runs none of the skill, even unconfined', async () => {
+  it('scans the bundle but runs none of the skill, even unconfined', async () => {
     const { root, skills, canary } = await canarySkill();
     const sandbox = createSandbox({ mode: 'off', log: silentLogger(), env: process.env });
     const server = startInProcess({
@@ -54,8 +54,8 @@ describe("preparing a session's first run ahead of it", () => {
     try {
       await server.prepareRuns();
       expect(existsSync(canary)).toBe(false);
-      // What it did do: the verified copy the run will execute from is there.
-      expect(readdirSync(join(root, 'bundles')).filter((f) => /^[0-9a-f]{64}$/.test(f))).toHaveLength(1);
+      // Nor does it copy the bundle: the copy a run executes from is made once the call is approved.
+      expect(readdirSync(join(root, 'bundles')).filter((f) => /^[0-9a-f]{64}$/.test(f))).toHaveLength(0);
       const client = await server.connect('prepare-ahead');
       const r = await client.callTool({ name: 'touch', arguments: {} });
       expect(r.isError, textOf(r)).toBeFalsy();
