@@ -2,9 +2,11 @@
 # Real agent hosts against the built server: Claude Code, Codex CLI and Gemini CLI, installed from the npm registry
 # into a throwaway prefix (pinned versions; nothing cached), each with a throwaway HOME.
 # - Claude Code: the whole round in its TUI (tmux) and print mode, against a fake Messages API (.ci/hosts/).
-# - Codex CLI and Gemini CLI: the snippet `skills-mcp config codex|gemini` prints, accepted by `mcp list`;
-#   Gemini CLI's headless mode, against a fake Gemini API, gets the refusal (it shows no approval forms).
-# Screens go to ${CI_ARTIFACTS:-/tmp/ci-artifacts}/hosts and into this log.
+# - Codex CLI: the snippet `skills-mcp config codex` prints, accepted by `codex mcp list`; the round in its TUI
+#   (tmux) and `codex exec`, against a fake Responses API (.ci/hosts/).
+# - Gemini CLI: the snippet `skills-mcp config gemini` prints, accepted by `gemini mcp list`; its headless mode,
+#   against a fake Gemini API, gets the refusal (it shows no approval forms).
+# Screens go to ${CI_ARTIFACTS:-/tmp/ci-artifacts}/hosts as text and PNG, and into this log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f dist/cli.js ] || { echo "hosts: dist/cli.js is missing: build first (npm run build)" >&2; exit 1; }
@@ -17,8 +19,8 @@ fi
 CLAUDE_CODE=2.1.332 CODEX=0.171.0 GEMINI_CLI=0.61.0
 artifacts="${CI_ARTIFACTS:-/tmp/ci-artifacts}/hosts"
 prefix="$(mktemp -d /tmp/hosts-prefix-XXXXXX)"
-homes="$(mktemp -d /tmp/hosts-homes-XXXXXX)"
-trap 'rm -rf "$prefix" "$homes"' EXIT
+homes="$(mktemp -d /tmp/hosts-homes-XXXXXX)" codex_homes="$(mktemp -d /var/tmp/hosts-codex-XXXXXX)"
+trap 'rm -rf "$prefix" "$homes" "$codex_homes"' EXIT
 mkdir -p "$artifacts"
 
 step_started=$SECONDS
@@ -32,12 +34,11 @@ started=$SECONDS
 node .ci/hosts/claude-code.mjs "$bin" "$artifacts"
 echo "hosts: Claude Code round took $((SECONDS - started)) s"
 
-# Codex: ~/.codex/config.toml holds exactly what `skills-mcp config codex` prints.
-mkdir -p "$homes/codex/.codex"
-node dist/cli.js config codex --skills ./skills 2>/dev/null >"$homes/codex/.codex/config.toml"
-codex_list="$(HOME="$homes/codex" CODEX_HOME="$homes/codex/.codex" "$bin/codex" mcp list)"
-echo "$codex_list"
-grep -Eq "^skills +$(command -v node) " <<<"$codex_list" || { echo "hosts: codex mcp list does not show skills" >&2; exit 1; }
+# Codex: config.toml holds what `skills-mcp config codex` prints; `codex mcp list`, the TUI round and `codex exec`.
+# Its homes are not under /tmp: Codex will not put its helper links in a temporary folder.
+started=$SECONDS
+HOSTS_HOMES="$codex_homes" node .ci/hosts/codex-cli.mjs "$bin" "$artifacts"
+echo "hosts: Codex round took $((SECONDS - started)) s"
 
 # Gemini CLI: ~/.gemini/settings.json holds the snippet; it lists servers only in a folder the person trusted.
 gemini_home="$homes/gemini" project="$homes/gemini/project"
@@ -52,4 +53,5 @@ node -e 'const fs = require("fs"), f = process.argv[1], s = JSON.parse(fs.readFi
   fs.writeFileSync(f, JSON.stringify({ ...s, security: { auth: { selectedType: "gemini-api-key" } } }));' \
   "$gemini_home/.gemini/settings.json"
 node .ci/hosts/gemini-cli.mjs "$bin" "$gemini_home"
+node .ci/hosts/render-screens.mjs "$artifacts"
 echo "hosts: done in $((SECONDS - step_started)) s; screens in $artifacts"

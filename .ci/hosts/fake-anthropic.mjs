@@ -4,7 +4,7 @@
 // with the given input; when Claude Code still hides MCP tools behind its ToolSearch tool, it searches for it first;
 // when the tool's result comes back it answers with a short text and stops. Requests with no tools (titles, topic
 // checks) get a one-word text answer.
-import { createServer } from 'node:http';
+import { startFakeApi } from './fake-api.mjs';
 
 const textOf = (content) =>
   typeof content === 'string'
@@ -91,48 +91,24 @@ export async function startFakeAnthropic({ tool, input }) {
     return [[{ type: 'text', text: `No tool named ${tool} was offered.` }], 'end_turn'];
   }
 
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', () => {
-      const path = (req.url ?? '/').split('?')[0];
-      if (req.method === 'HEAD' || req.method === 'GET') return res.writeHead(200).end();
-      let body = {};
-      try {
-        body = JSON.parse(raw || '{}');
-      } catch {
-        return res.writeHead(400, { 'content-type': 'application/json' }).end('{"type":"error"}');
-      }
-      if (path.endsWith('/count_tokens')) {
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"input_tokens":10}');
-      }
-      if (!path.endsWith('/v1/messages')) return res.writeHead(404).end();
-      const [blocks, stopReason] = decide(body);
-      if (body.stream) return streamMessage(res, body.model ?? 'claude-fake', blocks, stopReason);
-      const message = {
-        id: 'msg_fake',
-        type: 'message',
-        role: 'assistant',
-        model: body.model,
-        content: blocks,
-      };
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(
-        JSON.stringify({
-          ...message,
-          stop_reason: stopReason,
-          usage: { input_tokens: 10, output_tokens: 10 },
-        }),
-      );
-    });
+  const api = await startFakeApi(({ method, path, body }, res) => {
+    if (method === 'HEAD' || method === 'GET') return res.writeHead(200).end();
+    if (path.endsWith('/count_tokens')) {
+      return res.writeHead(200, { 'content-type': 'application/json' }).end('{"input_tokens":10}');
+    }
+    if (!path.endsWith('/v1/messages')) return res.writeHead(404).end();
+    const [blocks, stopReason] = decide(body);
+    if (body.stream) return streamMessage(res, body.model ?? 'claude-fake', blocks, stopReason);
+    const message = {
+      id: 'msg_fake',
+      type: 'message',
+      role: 'assistant',
+      model: body.model,
+      content: blocks,
+    };
+    const usage = { input_tokens: 10, output_tokens: 10 };
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify({ ...message, stop_reason: stopReason, usage }));
   });
-  await new Promise((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
-  const { port } = server.address();
-  return {
-    url: `http://127.0.0.1:${port}`,
-    requests,
-    toolResults,
-    close: () => new Promise((resolveClose) => server.close(resolveClose)),
-  };
+  return { ...api, requests, toolResults };
 }

@@ -1,7 +1,7 @@
 // A fake of the Gemini API (generateContent, streamGenerateContent with SSE) on loopback, for driving Gemini CLI
 // without a model. When a user turn arrives and a function whose name ends in `tool` is declared, it calls it with
 // `input`; when the function's response comes back it records it and answers with a short text.
-import { createServer } from 'node:http';
+import { startFakeApi } from './fake-api.mjs';
 
 /** The smallest value a JSON schema accepts (side calls such as the model router ask for JSON). */
 function sample(schema = {}) {
@@ -38,39 +38,21 @@ export async function startFakeGemini({ tool, input }) {
     return name ? [{ functionCall: { name, args: input } }] : [{ text: 'Skills' }];
   }
 
-  const server = createServer((req, res) => {
-    let raw = '';
-    req.setEncoding('utf8');
-    req.on('data', (chunk) => (raw += chunk));
-    req.on('end', () => {
-      const path = (req.url ?? '/').split('?')[0];
-      let body = {};
-      try {
-        body = JSON.parse(raw || '{}');
-      } catch {
-        return res.writeHead(400).end();
-      }
-      if (path.endsWith(':countTokens')) {
-        return res.writeHead(200, { 'content-type': 'application/json' }).end('{"totalTokens":10}');
-      }
-      if (!/:(stream)?generateContent$/i.test(path)) return res.writeHead(404).end();
-      const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 };
-      const answer = {
-        candidates: [{ content: { role: 'model', parts: decide(body) }, finishReason: 'STOP', index: 0 }],
-        usageMetadata,
-      };
-      if (path.endsWith(':streamGenerateContent')) {
-        res.writeHead(200, { 'content-type': 'text/event-stream' });
-        return res.end(`data: ${JSON.stringify(answer)}\n\n`);
-      }
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
-    });
+  const api = await startFakeApi(({ path, body }, res) => {
+    if (path.endsWith(':countTokens')) {
+      return res.writeHead(200, { 'content-type': 'application/json' }).end('{"totalTokens":10}');
+    }
+    if (!/:(stream)?generateContent$/i.test(path)) return res.writeHead(404).end();
+    const usageMetadata = { promptTokenCount: 10, candidatesTokenCount: 10, totalTokenCount: 20 };
+    const answer = {
+      candidates: [{ content: { role: 'model', parts: decide(body) }, finishReason: 'STOP', index: 0 }],
+      usageMetadata,
+    };
+    if (path.endsWith(':streamGenerateContent')) {
+      res.writeHead(200, { 'content-type': 'text/event-stream' });
+      return res.end(`data: ${JSON.stringify(answer)}\n\n`);
+    }
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answer));
   });
-  await new Promise((resolveListen) => server.listen(0, '127.0.0.1', resolveListen));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    functionResponses,
-    declared,
-    close: () => new Promise((resolveClose) => server.close(resolveClose)),
-  };
+  return { ...api, functionResponses, declared };
 }

@@ -30,6 +30,11 @@ export const DECISION_REASONS = [
   'session_aborted',
   /** Approval was needed and nobody could be asked (fallback `deny`). */
   'no_approver',
+  /**
+   * `approval.require` asks a passkey for the call, and none approved it: no console or no passkey enrolled (refused
+   * before anyone is asked), or an approval without passkey evidence for this call (refused where it is applied).
+   */
+  'passkey_required',
 ] as const;
 
 /** Reasons only the audit log writes: approvals left pending when the server or the session ended. */

@@ -159,6 +159,19 @@ export function unseenAnswerMessage(ctx: RefusalContext): string {
   return lines.join('\n');
 }
 
+/** The refusal for a call that `approval.require` asks a passkey for, when no passkey approved it. */
+export function passkeyRequiredMessage(ctx: Pick<RefusalContext, 'skill' | 'script'>): string {
+  return [
+    `skills-mcp did not run ${ctx.skill}/${ctx.script}: the policy (\`approval.require\` in skills-mcp.yaml) ` +
+      'requires a passkey approval for it, and none approved it (only a decision signed with an enrolled passkey ' +
+      "in the approval console counts; an answer in the client's own approval form or a terminal prompt does " +
+      'not). Nothing was run. To run it, the user can:',
+    '- enroll a passkey once: `skills-mcp approvers enroll` (in a terminal);',
+    '- start skills-mcp with `--approval-console` (or `approval.console: true` in skills-mcp.yaml);',
+    '- then call the tool again, and approve the call in the approval console with the passkey.',
+  ].join('\n');
+}
+
 /** The tool-result text for a call refused because the user stopped the session ("deny and stop"). */
 export const SESSION_STOPPED_MESSAGE =
   'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
@@ -170,6 +183,8 @@ export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): str
   switch (reason) {
     case 'no_approver':
       return noApproverMessage(ctx);
+    case 'passkey_required':
+      return passkeyRequiredMessage(ctx);
     case 'rules':
       return `The policy in skills-mcp.yaml does not allow running ${target} (${ctx.rule ?? 'policy'}).`;
     case 'loop_guard':

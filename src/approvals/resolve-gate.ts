@@ -11,9 +11,19 @@ export type GateOutcome =
   | { action: 'run'; outcome: ApprovalOutcome & { reason: 'rules' | 'cached' } }
   | {
       action: 'refuse';
-      outcome: ApprovalOutcome & { reason: 'rules' | 'loop_guard' | 'session_aborted' | 'no_approver' };
+      outcome: ApprovalOutcome & { reason: RefuseReason };
     }
+  /** Ask in the approval console instead: only there can a passkey approve this call. */
+  | { action: 'console' }
   | { action: 'ask' };
+
+type RefuseReason = 'rules' | 'loop_guard' | 'session_aborted' | 'no_approver' | 'passkey_required';
+
+/**
+ * For a call `approval.require` asks a passkey for: `ready` (asked in the console, a passkey is enrolled),
+ * `console` (asked elsewhere, but a console with an enrolled passkey runs: ask there), `missing` (no such console).
+ */
+export type PasskeyGate = 'ready' | 'console' | 'missing';
 
 export interface GateInput {
   policy: Pick<PolicyDecision, 'decision'>;
@@ -22,17 +32,25 @@ export interface GateInput {
   /** True when a person can be asked: the client declared elicitation (per request) and it is not turned off. */
   canAsk: boolean;
   config: Pick<ApprovalConfig, 'fallback'>;
+  /** Set when the call needs a passkey (see {@link PasskeyGate}). */
+  passkey?: PasskeyGate;
 }
 
 /**
  * Order: an aborted session refuses everything; a policy deny refuses; without an approver and
  * `fallback: deny` nothing runs (fail closed); a policy allow runs; then a session grant runs (`cached`),
  * a tripped loop guard refuses, and the rest is asked, or refused (`no_approver`) when no one can be asked.
+ * A call that needs a passkey and is not allowed by a rule or a session grant is asked only in a console with an
+ * enrolled passkey: elsewhere it moves there, and without one it is refused (`passkey_required`) before anyone is
+ * asked.
  */
-export function resolveGate({ policy, session, approvalKey, canAsk, config }: GateInput): GateOutcome {
+export function resolveGate(input: GateInput): GateOutcome {
+  const { policy, session, approvalKey, canAsk, config, passkey } = input;
   const check = session.check(approvalKey);
   if (check === 'session_aborted') return refuse('session_aborted');
   if (policy.decision === 'deny') return refuse('rules');
+  if (passkey !== undefined && passkey !== 'ready' && policy.decision !== 'allow' && check !== 'cached')
+    return passkey === 'console' ? { action: 'console' } : refuse('passkey_required');
   if (!canAsk && config.fallback === 'deny') return refuse('no_approver');
   if (policy.decision === 'allow')
     return { action: 'run', outcome: { decision: 'approved', reason: 'rules' } };
@@ -41,6 +59,6 @@ export function resolveGate({ policy, session, approvalKey, canAsk, config }: Ga
   return canAsk ? { action: 'ask' } : refuse('no_approver');
 }
 
-function refuse(reason: 'rules' | 'loop_guard' | 'session_aborted' | 'no_approver'): GateOutcome {
+function refuse(reason: RefuseReason): GateOutcome {
   return { action: 'refuse', outcome: { decision: 'denied', reason } };
 }

@@ -12,6 +12,8 @@ export const EVENT_TYPES = [
   'tool_call_interrupted',
   'session_error',
   'session_ended',
+  'approver_enrolled',
+  'approver_removed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -9,7 +9,40 @@ export interface Migration {
   sql: string;
 }
 
-const types = EVENT_TYPES.map((t) => `'${t}'`).join(', ');
+const quoted = (list: readonly string[]) => list.map((t) => `'${t}'`).join(', ');
+
+/** The event types migration 1 allowed: frozen, so a new database is built exactly as an old one was. */
+const V1_EVENT_TYPES = [
+  'session_started',
+  'tool_call_requested',
+  'policy_decided',
+  'approval_requested',
+  'approval_decided',
+  'loop_guard_tripped',
+  'session_aborted',
+  'tool_call_started',
+  'tool_call_finished',
+  'tool_call_interrupted',
+  'session_error',
+  'session_ended',
+] as const;
+
+/** The triggers on `events` as migration 4 left them (migration 5 recreates them exactly). */
+const EVENTS_TRIGGERS_V4 = `
+CREATE TRIGGER events_no_update BEFORE UPDATE ON events
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: UPDATE refused'); END;
+CREATE TRIGGER events_no_delete BEFORE DELETE ON events
+WHEN OLD.event_id > (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+BEGIN SELECT RAISE(ABORT, 'audit events are append-only: DELETE refused'); END;
+CREATE TRIGGER events_extend_chain BEFORE INSERT ON events
+WHEN NEW.event_id IS NOT COALESCE(
+    (SELECT MAX(event_id) FROM events), (SELECT MAX(through_event) FROM checkpoints), 0) + 1
+  OR NEW.prev_hash IS NOT COALESCE(
+    (SELECT hash FROM events ORDER BY event_id DESC LIMIT 1),
+    (SELECT through_hash FROM checkpoints ORDER BY seq DESC LIMIT 1),
+    '${GENESIS_HASH}')
+BEGIN SELECT RAISE(ABORT, 'audit event does not extend the hash chain'); END;
+`;
 
 /**
  * Numbered migrations, applied in order, each in its own transaction; `PRAGMA user_version` holds the last
@@ -47,7 +80,7 @@ CREATE TABLE events (
   ts INTEGER NOT NULL,
   session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
   call_id TEXT,
-  type TEXT NOT NULL CHECK (type IN (${types})),
+  type TEXT NOT NULL CHECK (type IN (${quoted(V1_EVENT_TYPES)})),
   payload TEXT NOT NULL CHECK (json_valid(payload)),
   prev_hash TEXT NOT NULL,
   hash TEXT NOT NULL
@@ -191,6 +224,41 @@ DROP TRIGGER writer_marks_no_delete;
 CREATE TRIGGER writer_marks_no_delete BEFORE DELETE ON writer_marks
 WHEN OLD.last_event > (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
 BEGIN SELECT RAISE(ABORT, 'writer marks are append-only'); END;
+`,
+  },
+  {
+    version: 5,
+    name: 'event types for passkey enrolment and removal',
+    // SQLite cannot change a CHECK in place: the table is rebuilt with the rows as they are (the chain is over
+    // the rows, so it still verifies), then its indexes and triggers are made again exactly as before.
+    sql: `
+DROP TRIGGER events_no_update;
+DROP TRIGGER events_no_delete;
+DROP TRIGGER events_extend_chain;
+DROP TRIGGER checkpoints_extend;
+
+CREATE TABLE events_v5 (
+  event_id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
+  call_id TEXT,
+  type TEXT NOT NULL CHECK (type IN (${quoted(EVENT_TYPES)})),
+  payload TEXT NOT NULL CHECK (json_valid(payload)),
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+) STRICT;
+INSERT INTO events_v5 (event_id, ts, session_id, call_id, type, payload, prev_hash, hash)
+  SELECT event_id, ts, session_id, call_id, type, payload, prev_hash, hash FROM events ORDER BY event_id;
+DROP TABLE events;
+ALTER TABLE events_v5 RENAME TO events;
+CREATE INDEX events_session_type ON events(session_id, type);
+CREATE INDEX events_call ON events(call_id) WHERE call_id IS NOT NULL;
+${EVENTS_TRIGGERS_V4}
+CREATE TRIGGER checkpoints_extend BEFORE INSERT ON checkpoints
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints)
+  OR NEW.through_event <= (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+  OR NEW.through_hash IS NOT (SELECT hash FROM events WHERE event_id = NEW.through_event)
+BEGIN SELECT RAISE(ABORT, 'a checkpoint must name a later event of the chain, with its hash'); END;
 `,
   },
 ];

@@ -323,6 +323,35 @@ export const SessionEndedPayloadSchema = z.strictObject({
   interrupted_calls: z.int().min(0).describe('Calls still open at the end, now interrupted'),
 });
 
+const B64URL = /^[A-Za-z0-9_-]+$/;
+const CredentialId = z.string().min(1).max(1400).regex(B64URL).describe('WebAuthn credential id (base64url)');
+
+export const ApproverEnrolledPayloadSchema = z.strictObject({
+  credential_id: CredentialId,
+  public_key: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(B64URL)
+    .describe(
+      "The credential's public key as COSE (base64url): what `audit verify` checks its assertions with",
+    ),
+  name: z.string().min(1).max(100).describe('Who or which device it is, as given at enrolment'),
+  enrolled_at: z.string().max(40).describe('When it was enrolled (ISO 8601)'),
+});
+
+export const ApproverRemovedPayloadSchema = z.strictObject({
+  credential_id: CredentialId,
+  public_key: z
+    .string()
+    .min(1)
+    .max(4096)
+    .regex(B64URL)
+    .describe("The removed credential's public key (COSE, base64url)"),
+  name: z.string().min(1).max(100).describe('Its name, as given at enrolment'),
+  removed_at: z.string().max(40).describe('When it was removed (ISO 8601)'),
+});
+
 export const payloadSchemas = {
   session_started: SessionStartedPayloadSchema,
   tool_call_requested: ToolCallRequestedPayloadSchema,
@@ -336,6 +365,8 @@ export const payloadSchemas = {
   tool_call_interrupted: ToolCallInterruptedPayloadSchema,
   session_error: SessionErrorPayloadSchema,
   session_ended: SessionEndedPayloadSchema,
+  approver_enrolled: ApproverEnrolledPayloadSchema,
+  approver_removed: ApproverRemovedPayloadSchema,
 } as const satisfies Record<EventType, z.ZodType>;
 
 /** The payload type of each event type. */

@@ -6,6 +6,7 @@ import type { ProjectionDifference } from './compare-projections.js';
 import type { VerifyResult } from './types.js';
 import type { WriterMark } from './writer-mark.js';
 import type { Checkpoint } from './checkpoint.js';
+import type { ExportedEvent } from './parse-event-row.js';
 
 /** Everything `audit verify` judges, read so that a log being written cannot look tampered with. */
 export interface LogEvidence {
@@ -29,9 +30,14 @@ export interface LogEvidence {
  * snapshot holds are checked after it, against the log as it is then: it must still hold that event with that hash,
  * and the snapshot's last event with its hash. A cut tail fails that check (the events are gone from the log read
  * later as well), so it shows as truncation; only anchors the later log bears out count as newer. The copy is read
- * again after the file, so anchors written in between do not look like a rolled-back copy.
+ * again after the file, so anchors written in between do not look like a rolled-back copy. `visit`, when given, sees
+ * every event of the same snapshot, in order (up to the first row that does not parse: the chain check names it).
  */
-export function readLogEvidence(store: AuditStore, anchorFile: string): LogEvidence {
+export function readLogEvidence(
+  store: AuditStore,
+  anchorFile: string,
+  visit?: (e: ExportedEvent) => void,
+): LogEvidence {
   const hashes = new Map<number, string | undefined>();
   const hashAt = (id: number) => {
     if (!hashes.has(id)) hashes.set(id, store.hashAt(id));
@@ -61,6 +67,13 @@ export function readLogEvidence(store: AuditStore, anchorFile: string): LogEvide
       damage = store.checkFile();
     } catch (e) {
       damage = [(e as Error).message];
+    }
+    if (visit !== undefined) {
+      try {
+        for (const e of store.exportEvents()) visit(e);
+      } catch {
+        // A row that does not parse: the chain check above reports it.
+      }
     }
     return { chain, lines, total, copy: store.lastAnchor(), marks, checkpoints, summary, damage };
   });

@@ -16,6 +16,7 @@ import { printable } from './audit-verify.js';
 import type { CliIo, ExitCode } from './io.js';
 import { createLogger, type Logger, type LogLevel } from '../log.js';
 import { dirname } from 'node:path';
+import { recordApproverEvent, type ApproverAudit } from './record-approver-event.js';
 
 const ENROLL_WAIT_MS = 10 * 60_000;
 
@@ -29,9 +30,11 @@ const json = (status: number, value: unknown): RouteResponse => ({
 export async function runApprovers(
   args: string[],
   io: CliIo,
-  opts: { localBase: string; logLevel: LogLevel },
+  opts: { localBase: string; logLevel: LogLevel; audit?: ApproverAudit | undefined },
 ): Promise<ExitCode> {
   const stateDir = dirname(opts.localBase);
+  const audit = opts.audit;
+  const record: Recorder = audit === undefined ? () => {} : (change) => recordApproverEvent(audit, change);
   // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
   const parsed = parseArgs({
     args,
@@ -46,10 +49,10 @@ export async function runApprovers(
   }
   try {
     if (verb === 'list' && more.length === 0) return list(io, stateDir);
-    if (verb === 'remove' && more.length === 1) return remove(io, stateDir, more[0]!);
+    if (verb === 'remove' && more.length === 1) return remove(io, stateDir, more[0]!, record);
     if (verb === 'enroll' && more.length === 0) {
       const label = (parsed.values.name ?? userInfo().username).slice(0, 100) || 'approver';
-      return await enroll(io, stateDir, label, createLogger(opts.logLevel));
+      return await enroll(io, stateDir, label, createLogger(opts.logLevel), record);
     }
   } catch (e) {
     if (!isSkillsError(e)) throw e;
@@ -69,7 +72,10 @@ function list(io: CliIo, stateDir: string): ExitCode {
   return 0;
 }
 
-function remove(io: CliIo, stateDir: string, id: string): ExitCode {
+/** Records an enrolment or removal in the audit log (before approvers.json changes). */
+type Recorder = (change: Parameters<typeof recordApproverEvent>[1]) => void;
+
+function remove(io: CliIo, stateDir: string, id: string, record: Recorder): ExitCode {
   const all = readApprovers(stateDir);
   const hits = all.filter((a) => a.id === id || (id.length >= 6 && a.id.startsWith(id)));
   if (hits.length !== 1) {
@@ -78,6 +84,7 @@ function remove(io: CliIo, stateDir: string, id: string): ExitCode {
     );
     return 1;
   }
+  record({ type: 'approver_removed', credential: hits[0]!, at: new Date() });
   writeApprovers(
     stateDir,
     all.filter((a) => a !== hits[0]),
@@ -87,7 +94,13 @@ function remove(io: CliIo, stateDir: string, id: string): ExitCode {
 }
 
 /** Serves the one-off enrolment page until one passkey is enrolled (or ten minutes pass). */
-async function enroll(io: CliIo, stateDir: string, label: string, log: Logger): Promise<ExitCode> {
+async function enroll(
+  io: CliIo,
+  stateDir: string,
+  label: string,
+  log: Logger,
+  record: Recorder,
+): Promise<ExitCode> {
   const secret = randomBytes(24).toString('base64url');
   let origin = '';
   let enrolment: ReturnType<typeof createEnrolment> | undefined;
@@ -112,6 +125,7 @@ async function enroll(io: CliIo, stateDir: string, label: string, log: Logger): 
     if (req.path === '/enroll/finish' && enrolment !== undefined) {
       try {
         const credential = await enrolment.finish(JSON.parse(req.body ?? 'null'));
+        record({ type: 'approver_enrolled', credential });
         writeApprovers(stateDir, [...readApprovers(stateDir), credential]);
         // Stop once this answer has gone out (closing the listener drops the connections it holds).
         setTimeout(() => done(credential.id), 250);

@@ -9,6 +9,8 @@ import { ANCHOR_FIX } from '../audit/start-anchoring.js';
 import { isSkillsError } from '../errors.js';
 import type { VerifyResult } from '../audit/types.js';
 import type { CliIo, ExitCode } from './io.js';
+import { collectPasskeyRecords } from '../passkeys/passkey-records.js';
+import { verifyPasskeyApprovals, type PasskeyCheck } from '../passkeys/verify-passkey-approvals.js';
 import { judgeRetention } from './judge-retention.js';
 
 export interface AnchorPaths {
@@ -36,15 +38,18 @@ const iso = (ts: number) => new Date(ts).toISOString();
  * one snapshot, so a log being written verifies as it stood (`readLogEvidence`). Exit 0 only when all of it holds; a
  * log that was never anchored (no key, no anchor file, no copy, no marks in the database) passes with a warning. A
  * pruned log verifies from its newest checkpoint, which must be signed (`judgeRetention`), as must an archive given.
+ * Every passkey approval is checked offline against the passkeys enrolled in the log (`verifyPasskeyApprovals`).
  */
-export function auditVerify(
+export async function auditVerify(
   store: AuditStore,
   io: CliIo,
   json: boolean,
   paths: AnchorPaths,
   archiveFile?: string,
-): ExitCode {
-  const e = readLogEvidence(store, paths.file);
+): Promise<ExitCode> {
+  const records = collectPasskeyRecords();
+  const e = readLogEvidence(store, paths.file, records.add);
+  const passkeys = await verifyPasskeyApprovals(records.done());
   const { chain, summary, damage } = e;
   const { anchors, writers } = judgeAnchors(e, paths);
   const retention = judgeRetention(e.checkpoints, paths.keyFile, archiveFile);
@@ -54,7 +59,8 @@ export function auditVerify(
     (anchors.status === 'ok' || anchors.status === 'none') &&
     (writers === undefined || (writers.unvouchedCount === 0 && writers.badMarks === 0)) &&
     summary.length === 0 &&
-    damage.length === 0;
+    damage.length === 0 &&
+    passkeys.failures.length === 0;
   if (json) {
     const report = {
       ok,
@@ -66,6 +72,7 @@ export function auditVerify(
         ? {}
         : { retention: { ...retention, lines: undefined } }),
       summary,
+      passkeys,
     };
     io.out(`${JSON.stringify(report, null, 2).split('\n').map(printable).join('\n')}\n`);
     return ok ? 0 : 1;
@@ -86,6 +93,7 @@ export function auditVerify(
       );
     }
   }
+  out.push(...describePasskeys(passkeys));
   out.push(
     damage.length === 0
       ? 'database: ok, its tables, indexes and guard triggers agree'
@@ -95,6 +103,17 @@ export function auditVerify(
     `${out.map(printable).join('\n')}\n${ok ? 'ok' : 'FAILED: the audit log does not verify'}\n`,
   );
   return ok ? 0 : 1;
+}
+
+/** The lines `audit verify` prints about the passkey approvals. */
+export function describePasskeys(p: PasskeyCheck): string[] {
+  const n = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`;
+  const of = `${n(p.checked, 'passkey approval')} checked against ${n(p.enrolled, 'passkey')} enrolled in the log`;
+  if (p.failures.length === 0) return [`passkeys: ok, ${of}`];
+  return [
+    `passkeys: ${p.failures.length} FAILED (${of})`,
+    ...p.failures.map((f) => `  call ${f.callId ?? '-'} (event ${f.eventId}): ${f.reason}`),
+  ];
 }
 
 /** The anchors checked against the snapshot, and, when they hold, who vouches for each event. */

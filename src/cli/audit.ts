@@ -26,8 +26,7 @@ const OPTIONS = parseOptions(ALL_AUDIT_OPTIONS);
 
 /** `skills-mcp audit …`. Opens the log read-only (`reanchor` excepted); writes only through `io`. */
 export function runAudit(args: string[], io: CliIo, opts: AuditOptions): Promise<ExitCode> {
-  // The SQLite store is synchronous; the promise keeps the dispatcher's async contract.
-  return Promise.resolve().then(() => audit(args, io, opts));
+  return audit(args, io, opts);
 }
 
 export interface AuditOptions {
@@ -40,7 +39,7 @@ export interface AuditOptions {
   sqliteDriver?: SqliteDriverChoice | undefined;
 }
 
-function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promise<ExitCode> {
+async function audit(args: string[], io: CliIo, opts: AuditOptions): Promise<ExitCode> {
   const [sub, ...rest] = args;
   if (sub === undefined || sub === '--help' || sub === '-h' || sub === 'help') {
     (sub === undefined ? io.err : io.out)(`${AUDIT_HELP.audit}\n`);
@@ -136,7 +135,8 @@ function audit(args: string[], io: CliIo, opts: AuditOptions): ExitCode | Promis
     };
     switch (command) {
       case 'verify':
-        return auditVerify(store, io, values.json === true, anchors, values.archive);
+        // Awaited here, so the store stays open until the passkey checks are done.
+        return await auditVerify(store, io, values.json === true, anchors, values.archive);
       case 'archive':
         return auditArchive(store, io, anchors, {
           out: values.out!,

@@ -25,6 +25,13 @@ const shellQuote = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replac
 // eslint-disable-next-line no-control-regex -- control characters are exactly what TOML forbids raw in a string
 const TOML_ESCAPED = /[\\"\u0000-\u001f\u007f]/g;
 
+/**
+ * Codex starts its MCP servers while the first turn goes out, so without this the model may be offered no skill on
+ * it; a required server is waited for (and one that fails to start stops Codex, with its error, rather than leaving
+ * the person without approvals unawares).
+ */
+const CODEX_REQUIRED = 'required = true';
+
 /** A TOML basic string: quotes, backslashes and control characters escaped. */
 const tomlString = (s: string): string =>
   `"${s.replace(TOML_ESCAPED, (c) =>
@@ -52,6 +59,7 @@ export function localSnippet(client: Client, name: string, entry: LocalEntry): s
         `[mcp_servers.${name}]`,
         `command = ${tomlString(entry.command)}`,
         `args = [${entry.args.map(tomlString).join(', ')}]`,
+        CODEX_REQUIRED,
       ].join('\n');
     case 'claude-code':
       return ['claude', 'mcp', 'add', name, '--', entry.command, ...entry.args].map(shellQuote).join(' ');
@@ -82,6 +90,7 @@ export function remoteSnippet(client: Client, name: string, url: string): string
         `[mcp_servers.${name}]`,
         `url = ${tomlString(url)}`,
         `bearer_token_env_var = ${tomlString(CODEX_TOKEN_VAR)}`,
+        CODEX_REQUIRED,
       ].join('\n');
     case 'claude-code':
       return ['claude', 'mcp', 'add', '--transport', 'http', name, url]

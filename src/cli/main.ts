@@ -6,7 +6,9 @@ import {
   resolveRunsDir,
   refusePostgresAudit,
   takeGlobalFlags,
+  writerKeyOf,
 } from './audit-path.js';
+import { isPostgresUrl } from '../audit/postgres/postgres-url.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
 import { defined, resolveConfig } from './resolve-config.js';
@@ -86,9 +88,16 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
         const { runApprovers } = await import('./approvers.js');
+        // Enrolments go in the SQLite audit log the server writes (a PostgreSQL log does not record them yet).
+        const c = loaded.config;
+        const auditPath = resolveAuditPath(c, io);
         return await runApprovers(approversArgs, io, {
-          localBase: resolveLocalBase(loaded.config, io),
-          logLevel: loaded.config.log_level ?? 'warn',
+          localBase: resolveLocalBase(c, io),
+          logLevel: c.log_level ?? 'warn',
+          audit:
+            c.audit !== undefined && isPostgresUrl(c.audit)
+              ? undefined
+              : { path: auditPath, sqliteDriver: c.audit_sqlite_driver, ...writerKeyOf(c, auditPath) },
         });
       }
       case 'run': {

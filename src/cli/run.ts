@@ -7,7 +7,7 @@ import { RUN_OPTIONS } from './command-options.js';
 import { parseOptions } from './option-table.js';
 import type { ConfigInput } from '../config/config-schema.js';
 import { escapeForDisplay } from '../escape-for-display.js';
-import { isSkillsError } from '../errors.js';
+import { isSkillsError, SkillsError } from '../errors.js';
 import { DECISION_TITLES } from '../approvals/approval-decision.js';
 import { type ApprovalAnswer } from '../approvals/approval-request.js';
 import { type APPROVAL_DECISIONS } from '../approvals/approval-vocabulary.js';
@@ -145,6 +145,9 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
       input,
     };
     const begun = await services.runner.begin(req, ctx);
+    // The terminal has no console to send a call on to: one that needs a passkey is refused by begin.
+    if (begun.kind === 'console')
+      throw new SkillsError('INTERNAL', 'a terminal call was sent to the console');
     const result =
       begun.kind === 'done'
         ? begun.result

@@ -99,6 +99,48 @@ export const ApprovalRuleSchema = z
 
 export type ApprovalRule = z.infer<typeof ApprovalRuleSchema>;
 
+const RISK_LEVELS = ['low', 'medium', 'high'] as const;
+
+export const PasskeyScopeSchema = z
+  .strictObject({
+    skills: z
+      .array(
+        z
+          .string()
+          .min(1)
+          .max(256)
+          .regex(/^[^/]+$/, 'a skill name or pattern, without "/"'),
+      )
+      .max(1000)
+      .default([])
+      .describe(
+        'Skill names, or patterns where `*` matches any run of characters, whose calls need a passkey.',
+      ),
+    risk: z
+      .array(z.enum(RISK_LEVELS))
+      .max(3)
+      .default([])
+      .describe('Risk levels (low, medium, high) whose calls need a passkey.'),
+  })
+  .refine((s) => s.skills.length + s.risk.length > 0, 'list at least one skill or risk level')
+  .describe('Which calls need a passkey: a call of a listed skill, or a call rated at a listed risk level.');
+
+export type PasskeyScope = z.infer<typeof PasskeyScopeSchema>;
+
+export const ApprovalRequireSchema = z
+  .union([z.enum(['passkey', 'none']), z.strictObject({ passkey: PasskeyScopeSchema })])
+  .default('none')
+  .describe(
+    'Whose approval counts for a call that a person must approve. none (default): an answer in the client form, ' +
+      'the approval console or the terminal prompt. passkey: only an approval in the approval console signed ' +
+      'with a passkey enrolled by `skills-mcp approvers enroll`; an answer in the client form or the terminal ' +
+      'never runs it, and without a console (--approval-console) or an enrolled passkey it is refused ' +
+      '(`passkey_required`). `{passkey: {skills: [...], risk: [...]}}`: only for those skills or risk levels. ' +
+      'Calls that a rule allows still run without asking.',
+  );
+
+export type ApprovalRequire = z.infer<typeof ApprovalRequireSchema>;
+
 export const ApprovalConfigSchema = z
   .strictObject({
     mode: z
@@ -122,6 +164,7 @@ export const ApprovalConfigSchema = z
         'What to do when the static scan rates a skill high risk (credential paths, curl|sh, encoded exec, ' +
           'shell rc writes): ask a person even when a rule or mode allows it (default), or deny outright.',
       ),
+    require: ApprovalRequireSchema,
     timeout_ms: z
       .int()
       .min(1_000)

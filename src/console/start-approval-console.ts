@@ -16,6 +16,8 @@ export interface ApprovalConsole {
    */
   readonly url: string;
   readonly queue: ApprovalQueue;
+  /** True when a passkey is enrolled (approvers.json, read afresh): approving here then needs one. */
+  passkeysEnrolled(): boolean;
   /** A new approval is waiting: opens the console in the browser unless a console page is open. */
   announce(a: ConsoleApproval): void;
   close(): Promise<void>;
@@ -71,6 +73,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
   return {
     url: server.url,
     queue,
+    passkeysEnrolled: () => passkeys?.enrolled() === true,
     announce(a) {
       const t = now();
       if (opts.openBrowser === undefined || t - lastView < PAGE_OPEN_MS || t - lastOpen < OPEN_EVERY_MS)

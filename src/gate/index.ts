@@ -9,3 +9,4 @@ export * from './match-rule.js';
 export * from './policy.js';
 export * from './skill-pins.js';
 export * from './effective-requests.js';
+export * from './passkey-required.js';

@@ -5,6 +5,7 @@ import { refused, type CallResult } from '../runner/call-result.js';
 import type { CallRequest } from '../runner/call-request.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
 import type { ServerDeps } from './server-deps.js';
+import { SkillsError } from '../errors.js';
 
 /** While a call waits for the console, progress every this often (keeps clients that reset on progress waiting). */
 const HEARTBEAT_MS = 15_000;
@@ -87,6 +88,8 @@ export async function consoleCall(
   if (a === undefined) {
     const begun = await runner.begin(req, cc);
     if (begun.kind === 'done') return toResult(begun.result);
+    // Asked with the console as the channel, a call is never sent on to the console.
+    if (begun.kind === 'console') throw new SkillsError('INTERNAL', 'a console call was sent to the console');
     a = con.queue.add({ callId: begun.callId, session: req.session, requestKey: key, view: begun.view });
     con.announce(a);
   }

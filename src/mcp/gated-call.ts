@@ -22,6 +22,7 @@ import { sessionFormRevision } from './form-revision.js';
 import type { ServerDeps } from './server-deps.js';
 import { mimeTypeOf } from './skill-uri.js';
 import { toolError } from './tool-error.js';
+import { SkillsError } from '../errors.js';
 
 /** The per-connection bits a gated call needs besides the request. */
 export interface GateBridge {
@@ -65,6 +66,7 @@ function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: Ser
   let n = 0;
   return {
     canAsk: canShowForm && trusted,
+    ...(deps.console?.passkeysEnrolled() === true ? { passkeyConsole: true } : {}),
     ...(canShowForm && !trusted ? { formNotTrusted: true } : {}),
     channel: 'elicitation',
     signal: ctx.mcpReq.signal,
@@ -166,6 +168,12 @@ export async function gatedCall(
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
+    if (begun.kind === 'console') {
+      // Only a passkey in the console approves this call: it is asked there, not in the client's form.
+      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
+      if (deps.console === undefined) throw new SkillsError('INTERNAL', 'no approval console to ask in');
+      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult);
+    }
     const revision = sessionFormRevision(b.server, ctx);
     const requestedSchema = approvalSchema(revision);
     if (isLegacyRequest(ctx)) {

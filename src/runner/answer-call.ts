@@ -10,6 +10,7 @@ import { isSameCall } from '../approvals/same-call.js';
 import { askedOf } from './asked-call.js';
 import { requestDigest } from './request-digest.js';
 import { unseenAnswer } from './unseen-answer.js';
+import { checkPasskey } from './passkey-check.js';
 
 /** The steps that answer a call waiting for approval: the client's answer or retry, its cancel, the console's answer. */
 export function answerCall(
@@ -61,7 +62,7 @@ export function answerCall(
     if (p === undefined || p.session.info.id !== info.id || p.approved || p.recording === true) {
       throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
-    const outcome = interpretAnswer(answer);
+    const outcome = checkPasskey(core.config.approval, p.call, callId, interpretAnswer(answer));
     const s = p.session;
     if (
       (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') &&

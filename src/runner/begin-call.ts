@@ -7,15 +7,16 @@ import { shownRecord } from '../approvals/approval-shown.js';
 import { cardDisplay } from '../approvals/card-display.js';
 import { displayCall } from '../approvals/display-call.js';
 import { noApproverMessage, refusalMessage } from '../approvals/refusal-message.js';
-import { resolveGate } from '../approvals/resolve-gate.js';
+import { resolveGate, type PasskeyGate } from '../approvals/resolve-gate.js';
 import { approvalView } from './approval-view.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refusalContext } from './call-refusals.js';
 import { refused } from './call-result.js';
+import { needsPasskey } from './passkey-check.js';
 import type { PreparedCall } from './prepare-call.js';
 import { recordInvalid } from './record-invalid.js';
 import type { RunnerCore } from './runner-core.js';
-import type { Begin, Runner } from './runner-types.js';
+import type { Begin, CallContext, Runner } from './runner-types.js';
 
 /**
  * A call's first step: the request and its policy are recorded, then it runs (allowed, or covered by a session
@@ -45,7 +46,9 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
       approvalKey: key,
       canAsk: ctx.canAsk,
       config: config.approval,
+      ...(needsPasskey(config.approval, call) ? { passkey: passkeyGate(ctx) } : {}),
     });
+    if (gate.action === 'console') return { kind: 'console' };
     const mac = (decision: string) => signer.macFor(s.auditId, callId, call, decision);
     if (gate.action === 'run') {
       // Request, policy and decision go into tool_call_started's transaction (or the refusal's): nothing of the
@@ -63,7 +66,11 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
     if (gate.action === 'refuse') {
       const { reason } = gate.outcome;
       const channel: ApprovalChannel =
-        reason === 'rules' ? 'rules' : reason === 'no_approver' ? 'none' : 'session';
+        reason === 'rules'
+          ? 'rules'
+          : reason === 'no_approver' || reason === 'passkey_required'
+            ? 'none'
+            : 'session';
       const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel, {
         mac: mac(gate.outcome.decision),
       });
@@ -114,3 +121,7 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
     return { kind: 'ask', callId, form, view };
   };
 }
+
+/** Where a call that needs a passkey can be asked, given who can be asked for this request. */
+const passkeyGate = (ctx: CallContext): PasskeyGate =>
+  ctx.passkeyConsole !== true ? 'missing' : ctx.channel === 'console' ? 'ready' : 'console';

@@ -8,6 +8,7 @@ import { decisionEvents, finishedEvent } from './call-events.js';
 import { deniedFor, notPending, refusalContext } from './call-refusals.js';
 import { refused, type CallResult } from './call-result.js';
 import { isDecidedElsewhere } from './is-decided-elsewhere.js';
+import { checkPasskey } from './passkey-check.js';
 import type { LiveSession } from './live-sessions.js';
 import type { PreparedCall } from './prepare-call.js';
 import type { RunnerCore } from './runner-core.js';
@@ -92,7 +93,10 @@ export function createDecisions(core: RunnerCore): Decisions {
     const { session: s, call } = p;
     await catchUp(audit, s);
     // A stop in this session wins over any later approval of a call asked before it.
-    const o: ApprovalOutcome = s.gate.isAborted() ? STOPPED : outcome;
+    // So does a passkey requirement over an approval without a passkey for this call.
+    const o: ApprovalOutcome = s.gate.isAborted()
+      ? STOPPED
+      : checkPasskey(config.approval, call, callId, outcome);
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, {
       caller: s.caller,
       mac: signer.macFor(s.auditId, callId, call, o.decision),

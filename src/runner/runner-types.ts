@@ -60,6 +60,11 @@ export interface CallContext {
    * `clientFormCounts`). A refusal for want of an approver then says how to get one.
    */
   formNotTrusted?: boolean;
+  /**
+   * True when the approval console runs and a passkey is enrolled: a call that needs a passkey is asked there
+   * (without it such a call is refused, `passkey_required`).
+   */
+  passkeyConsole?: boolean;
   /** Who is asked: MCP elicitation, the approval console, or the terminal (`skills-mcp run`). */
   channel: 'elicitation' | 'console' | 'terminal';
   signal?: AbortSignal;
@@ -72,7 +77,9 @@ export interface CallContext {
 export type Begin =
   | { kind: 'done'; result: CallResult }
   /** `view` is the same content as `form.message`, as data (the approval console renders it). */
-  | { kind: 'ask'; callId: string; form: ApprovalForm; view: ApprovalView };
+  | { kind: 'ask'; callId: string; form: ApprovalForm; view: ApprovalView }
+  /** The call needs a passkey: ask again with the approval console as the channel (nothing was recorded). */
+  | { kind: 'console' };
 
 /** What `recordAnswer` did: closed the call (a refusal, with its result), or kept an approval for `resume`. */
 export type Recorded = { kind: 'closed'; result: CallResult } | { kind: 'approved' };

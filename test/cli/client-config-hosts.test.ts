@@ -29,12 +29,14 @@ describe('skills-mcp config for Codex, Gemini CLI, Windsurf and Zed', () => {
   const skills = join(t.dir, 'my "skills" \\ é');
   mkdirSync(skills);
 
-  it('gives Codex a [mcp_servers.<name>] table with command and args, read back by a strict TOML parser', () => {
+  it('gives Codex a [mcp_servers.<name>] table with command, args and required, read back by a strict TOML parser', () => {
     const r = runCli(['config', 'codex', '--skills', skills]);
     expect(r.code).toBe(0);
     expect(r.stderr).toContain('~/.codex/config.toml');
     const expected = {
-      mcp_servers: { skills: { command: process.execPath, args: [builtCli, '--skills', skills] } },
+      mcp_servers: {
+        skills: { command: process.execPath, args: [builtCli, '--skills', skills], required: true },
+      },
     };
     expect(parseTomlSubset(r.stdout)).toEqual(expected);
     if (hasTomllib) expect(pythonToml(r.stdout)).toEqual(expected);
@@ -43,7 +45,9 @@ describe('skills-mcp config for Codex, Gemini CLI, Windsurf and Zed', () => {
   it('gives Codex npx -y skills-mcp with --npx, under the --name given', () => {
     const r = runCli(['config', 'codex', '--npx', '--name', 'team', '--skills', skills]);
     expect(parseTomlSubset(r.stdout)).toEqual({
-      mcp_servers: { team: { command: 'npx', args: ['-y', 'skills-mcp', '--skills', skills] } },
+      mcp_servers: {
+        team: { command: 'npx', args: ['-y', 'skills-mcp', '--skills', skills], required: true },
+      },
     });
   });
 
@@ -51,7 +55,7 @@ describe('skills-mcp config for Codex, Gemini CLI, Windsurf and Zed', () => {
     const r = runCli(['config', 'codex', '--http', LOCAL]);
     expect(r.code).toBe(0);
     expect(parseTomlSubset(r.stdout)).toEqual({
-      mcp_servers: { skills: { url: LOCAL, bearer_token_env_var: 'SKILLS_MCP_TOKEN' } },
+      mcp_servers: { skills: { url: LOCAL, bearer_token_env_var: 'SKILLS_MCP_TOKEN', required: true } },
     });
     expect(r.stderr).toContain('export SKILLS_MCP_TOKEN');
   });

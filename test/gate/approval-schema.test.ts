@@ -12,6 +12,7 @@ describe('ApprovalConfigSchema', () => {
       mode: 'ask',
       rules: [],
       high_risk: 'ask',
+      require: 'none',
       timeout_ms: 120_000,
       loop_guard: 2,
       granularity: 'exact',

@@ -30,7 +30,7 @@ function createGate(skill: Skill, scan: ScriptScan, configInput: ApprovalConfigI
     const risk = assessRisk({ skill, scan });
     const policy = decide({ skill: skill.name, script: 'scripts/main.sh', risk, config });
     const gate = resolveGate({ policy, session, approvalKey: bound.approvalKey, canAsk, config });
-    if (gate.action !== 'ask') {
+    if (gate.action === 'run' || gate.action === 'refuse') {
       session.record(bound.approvalKey, gate.outcome);
       return gate.outcome;
     }

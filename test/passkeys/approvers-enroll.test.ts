@@ -38,5 +38,13 @@ describe.skipIf(!HAS_CHROMIUM)('skills-mcp approvers', () => {
     const removed = runCli(['approvers', 'remove', id, '--audit', auditPath]);
     expect(removed.code, removed.stderr).toBe(0);
     expect(runCli(['approvers', 'list', '--audit', auditPath]).stdout).toBe('');
+    // Both are in the audit log, with the key: what `audit verify` checks passkey approvals against.
+    const events = runCli(['audit', 'export', '--jsonl', '--events-only', '--audit', auditPath])
+      .stdout.split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { type: string; payload: Record<string, unknown> });
+    const key = { credential_id: id, name: 'alice laptop' };
+    expect(events.find((e) => e.type === 'approver_enrolled')?.payload).toMatchObject(key);
+    expect(events.find((e) => e.type === 'approver_removed')?.payload).toMatchObject(key);
   }, 60_000);
 });

@@ -1,3 +1,6 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { runCli } from '../helpers/run-cli.js';
@@ -5,6 +8,50 @@ import { ARTIFACTS, HAS_CHROMIUM, sharedChromium } from '../console/helpers/brow
 import { consoleServers, textOf } from '../console/helpers/console-server.js';
 import { postDecision } from '../console/helpers/raw-request.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+import { tamper } from '../audit/helpers/anchored-server.js';
+
+interface ExportLine {
+  event_id: number;
+  call_id: string | null;
+  type: string;
+  payload: Record<string, unknown>;
+}
+
+const exported = (auditPath: string): ExportLine[] =>
+  runCli(['audit', 'export', '--jsonl', '--events-only', '--audit', auditPath])
+    .stdout.split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l) as ExportLine);
+
+/** A consistent copy of the live log (SQLite's own backup), in a folder of its own. */
+function copyOf(auditPath: string, dir: string, name: string): string {
+  const to = join(dir, name);
+  const db = new Database(auditPath, { readonly: true });
+  db.exec(`VACUUM INTO '${to}'`);
+  db.close();
+  return to;
+}
+
+/** Rewrites the passkey evidence of the decision at `eventId` in the copy at `path` (re-hashing the chain or not). */
+function editEvidence(
+  path: string,
+  eventId: number,
+  edit: (p: Record<string, string>) => void,
+  rehash: boolean,
+): void {
+  tamper(path, (db) => {
+    const row = db.prepare('SELECT payload FROM events WHERE event_id = ?').get(eventId) as {
+      payload: string;
+    };
+    const payload = JSON.parse(row.payload) as { passkey: Record<string, string> };
+    edit(payload.passkey);
+    db.prepare('UPDATE events SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
+    return rehash ? eventId : undefined;
+  });
+}
+
+/** Another signature of the same length and alphabet. */
+const otherSignature = (s: string) => `${s.slice(0, 20)}${s[20] === 'A' ? 'B' : 'A'}${s.slice(21)}`;
 
 /** The `approval_decided` payloads in the audit log, from `audit export`. */
 function decidedPayloads(auditPath: string): Record<string, unknown>[] {
@@ -49,7 +96,64 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
     expect(passkey?.challenge).toMatchObject({ decision: 'approved', approval_key: decided?.approval_key });
     const verified = runCli(['audit', 'verify', '--audit', s.fx.auditPath]);
     expect(verified.code, verified.stdout + verified.stderr).toBe(0);
-    // passkeys line: see audit verify
+    expect(verified.stdout).toContain(
+      'passkeys: ok, 1 passkey approval checked against 1 passkey enrolled in the log',
+    );
+  }, 90_000);
+
+  it('records the enrolment, and audit verify names a passkey approval that does not verify', async () => {
+    const s = await startServer();
+    const { context, page } = await pageWithPasskey(browser());
+    closers.push(() => context.close());
+    await enrollWith(page, s.fx.auditPath, 'alice');
+    const approvers = JSON.parse(readFileSync(join(s.fx.auditPath, '..', 'approvers.json'), 'utf8')) as {
+      approvers: { id: string; public_key: string }[];
+    };
+    const [enrolledKey] = approvers.approvers;
+    const enrolment = exported(s.fx.auditPath).find((e) => e.type === 'approver_enrolled');
+    expect(enrolment?.payload).toMatchObject({
+      credential_id: enrolledKey!.id,
+      public_key: enrolledKey!.public_key,
+      name: 'alice',
+    });
+    const call = s.call({ text: 'signed' });
+    await page.goto(await call.link);
+    await page.getByRole('button', { name: 'Approve once' }).click();
+    expect((await call.result).isError).toBeFalsy();
+    const decided = exported(s.fx.auditPath).find((e) => e.type === 'approval_decided')!;
+    const at = `call ${decided.call_id} (event ${decided.event_id})`;
+    const dir = mkdtempSync(join(tmpdir(), 'skills-mcp-passkey-verify-'));
+    closers.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    const verify = (path: string) => {
+      const r = runCli(['audit', 'verify', '--audit', path]);
+      return { code: r.code, text: r.stdout + r.stderr };
+    };
+    // Untouched, the copy's passkey approval verifies (the copy has no anchor file: that alone fails it).
+    expect(verify(copyOf(s.fx.auditPath, dir, 'same.db')).text).toContain('passkeys: ok, 1 passkey approval');
+
+    // Another signature, the chain re-hashed over it: the chain holds, the passkey check does not.
+    const signed = copyOf(s.fx.auditPath, dir, 'signature.db');
+    editEvidence(signed, decided.event_id, (p) => (p.signature = otherSignature(p.signature!)), true);
+    const bad = verify(signed);
+    expect(bad.code).toBe(1);
+    expect(bad.text).toMatch(/^chain: ok/m);
+    expect(bad.text).toContain('passkeys: 1 FAILED (1 passkey approval checked against 1 passkey enrolled');
+    expect(bad.text).toContain(`  ${at}: the signature does not verify with the enrolled public key`);
+
+    // The same edit without re-hashing: the chain breaks there, and the passkey failure is still named.
+    const unhashed = copyOf(s.fx.auditPath, dir, 'unhashed.db');
+    editEvidence(unhashed, decided.event_id, (p) => (p.signature = otherSignature(p.signature!)), false);
+    const broken = verify(unhashed);
+    expect(broken.code).toBe(1);
+    expect(broken.text).toContain(`chain: BROKEN at event ${decided.event_id}`);
+    expect(broken.text).toContain(`  ${at}: `);
+
+    // An assertion by a credential the log never enrolled.
+    const stranger = copyOf(s.fx.auditPath, dir, 'stranger.db');
+    editEvidence(stranger, decided.event_id, (p) => (p.credential_id = 'bm90LWVucm9sbGVk'), true);
+    const unknown = verify(stranger);
+    expect(unknown.code).toBe(1);
+    expect(unknown.text).toContain(`  ${at}: passkey bm90LWVucm9sbGVk is not enrolled in the log`);
   }, 90_000);
 
   it('refuses an approving form post without a passkey assertion: nothing runs', async () => {

@@ -7,7 +7,22 @@ export const CHAIN_LOCK = 7_316_946_801_001;
 /** Held while migrating, so replicas starting together migrate once. */
 export const MIGRATION_LOCK = 7_316_946_801_002;
 
-const types = EVENT_TYPES.map((t) => `'${t}'`).join(', ');
+const quoted = (list: readonly string[]) => list.map((t) => `'${t}'`).join(', ');
+/** The event types the first migration allowed: frozen, so a new schema is built exactly as an old one was. */
+const V1_EVENT_TYPES = [
+  'session_started',
+  'tool_call_requested',
+  'policy_decided',
+  'approval_requested',
+  'approval_decided',
+  'loop_guard_tripped',
+  'session_aborted',
+  'tool_call_started',
+  'tool_call_finished',
+  'tool_call_interrupted',
+  'session_error',
+  'session_ended',
+];
 const HEX64 = `'^[0-9a-f]{64}$'`;
 
 /** Triggers that make `table` append-only for every role, its owner included. */
@@ -31,7 +46,7 @@ export const PG_MIGRATIONS: readonly string[] = [
     ts         bigint NOT NULL,
     session_id text   NOT NULL,
     call_id    text,
-    type       text   NOT NULL CHECK (type IN (${types})),
+    type       text   NOT NULL CHECK (type IN (${quoted(V1_EVENT_TYPES)})),
     payload    text   NOT NULL,
     prev_hash  text   NOT NULL CHECK (prev_hash ~ ${HEX64}),
     hash       text   NOT NULL UNIQUE CHECK (hash ~ ${HEX64})
@@ -114,6 +129,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   CREATE INDEX pending_views_expiry ON ${PG_SCHEMA}.pending_views (expires_at);
   CREATE INDEX pending_views_session ON ${PG_SCHEMA}.pending_views (session_id);
   CREATE INDEX pending_views_owner ON ${PG_SCHEMA}.pending_views (host, pid);
+  `,
+  `
+  -- Passkey enrolment and removal are events of the log too.
+  ALTER TABLE ${PG_SCHEMA}.audit_events
+    DROP CONSTRAINT audit_events_type_check,
+    ADD CONSTRAINT audit_events_type_check CHECK (type IN (${quoted(EVENT_TYPES)}));
   `,
 ];
 

@@ -56,11 +56,7 @@ export const skillFilesResource = (deps: ServerDeps, checkRead?: (content: Skill
   },
   read: (uri: URL, vars: Record<string, string | string[]>): ReadResourceResult => {
     try {
-      const path = one(vars.path)
-        .split('/')
-        .map((p) => p)
-        .join('/');
-      const c = readSkillContent(deps.catalog(), one(vars.skill), path, MAX_RESOURCE_BYTES);
+      const c = readSkillContent(deps.catalog(), one(vars.skill), one(vars.path), MAX_RESOURCE_BYTES);
       checkRead?.(c);
       const base = { uri: uri.href, mimeType: c.mimeType };
       return { contents: [c.text !== undefined ? { ...base, text: c.text } : { ...base, blob: c.blob! }] };

@@ -15,6 +15,7 @@ import type { PreparedCall } from '../prepare-call.js';
 import type { CallContext, DecidedElsewhere, Recorded } from '../runner-types.js';
 import { sharedParts } from '../../approvals/replica-card.js';
 import { principalDigest } from '../../audit/principal-digest.js';
+import { checkPasskey } from '../passkey-check.js';
 
 /**
  * With a log shared by replicas (and their shared secret): the console approvals waiting in this process, shown to
@@ -126,7 +127,14 @@ export function createOutboundApprovals(deps: OutboundApprovalDeps): OutboundApp
    */
   const verified = (p: Pending, callId: string, d: ApprovalDecidedPayload): boolean => {
     if (!approving(d.decision)) return true;
-    if (signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac)) return true;
+    const outcome = {
+      decision: d.decision,
+      reason: 'user' as const,
+      ...(d.passkey === undefined ? {} : { passkey: d.passkey }),
+    };
+    const passkeyOk = checkPasskey(config.approval, p.call, callId, outcome) === outcome;
+    if (passkeyOk && signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac))
+      return true;
     if (!distrusted.has(callId)) {
       distrusted.add(callId);
       log.warn(

@@ -10,6 +10,7 @@ import { createSessionState } from '../../approvals/session-state.js';
 import { decisionEvents, finishedEvent } from '../call-events.js';
 import type { DecisionSigner } from '../decision-signer.js';
 import type { SeenCall, SharedRecorded } from '../runner-types.js';
+import { passkeyCovers } from '../../approvals/passkey-covers.js';
 
 const approving = (o: ApprovalOutcome) => o.decision === 'approved' || o.decision === 'approved_for_session';
 
@@ -39,7 +40,7 @@ export async function recordSharedAnswer(
     ((await audit.replicas?.gateEventsOf(family, 0)) ?? []).filter((ev) => signer.mayApply(ev)),
   );
   const stopped: ApprovalOutcome = { decision: 'denied', reason: 'session_aborted' };
-  const o = gate.isAborted() ? stopped : interpretAnswer(answer);
+  const o = gate.isAborted() ? stopped : passkeyChecked(config, callId, sp, interpretAnswer(answer));
   const write = (outcome: ApprovalOutcome) => {
     // Signed: the process holding the call acts only on a decision whose MAC verifies against it.
     const mac = signer.mac({ ...sp, decision: outcome.decision });
@@ -64,4 +65,26 @@ export async function recordSharedAnswer(
     return { kind: 'stopped' };
   }
   return approving(o) ? { kind: 'approved' } : o === stopped ? { kind: 'stopped' } : { kind: 'denied' };
+}
+
+/**
+ * With a passkey requirement in the config, an approval for a call of another process counts only with passkey
+ * evidence for exactly that call (this process does not know the call's skill and risk: it asks it of every one).
+ */
+function passkeyChecked(
+  config: Config,
+  callId: string,
+  sp: { approvalKey: string; bundleSha256: string | null; inputSha256: string },
+  o: ApprovalOutcome,
+): ApprovalOutcome {
+  if (!approving(o) || config.approval.require === 'none') return o;
+  const binding = {
+    call_id: callId,
+    approval_key: sp.approvalKey,
+    input_sha256: sp.inputSha256,
+    decision: o.decision,
+  };
+  return sp.bundleSha256 !== null && passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 })
+    ? o
+    : { decision: 'denied', reason: 'passkey_required' };
 }

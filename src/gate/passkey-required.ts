@@ -1,0 +1,17 @@
+import type { ApprovalRequire } from '../config/approval-schema.js';
+import { globToRegExp } from './match-rule.js';
+import type { RiskLevel } from './risk-patterns.js';
+
+/**
+ * Whether `approval.require` asks a passkey for a call of `skill` rated `risk`: always (`passkey`), never
+ * (`none`), or when the skill matches a listed name or pattern or the risk is a listed level.
+ */
+export function isPasskeyRequired(
+  require: ApprovalRequire,
+  call: { skill: string; risk: RiskLevel },
+): boolean {
+  if (require === 'none') return false;
+  if (require === 'passkey') return true;
+  const { skills, risk } = require.passkey;
+  return risk.includes(call.risk) || skills.some((p) => globToRegExp(p, true).test(call.skill));
+}

@@ -1,0 +1,91 @@
+import {
+  ApprovalDecidedPayloadSchema,
+  ApproverEnrolledPayloadSchema,
+  ApproverRemovedPayloadSchema,
+  ToolCallRequestedPayloadSchema,
+} from '../audit/payload-schemas.js';
+import type { HashedFields } from '../audit/event-hash.js';
+import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
+
+/** A passkey's enrolment or removal, as the audit log records it. */
+export interface CredentialChange {
+  eventId: number;
+  kind: 'enrolled' | 'removed';
+  credentialId: string;
+  publicKey: string;
+  name: string;
+}
+
+/** One `approval_decided` that carries a passkey assertion, with what its call's own request recorded. */
+export interface PasskeyApproval {
+  eventId: number;
+  callId: string;
+  decision: string;
+  approvalKey: string;
+  evidence: PasskeyEvidence;
+  /** From the call's `tool_call_requested`; undefined when the log has none (or it does not parse). */
+  request?: { approvalKey: string | null; bundleSha256: string | null; inputSha256: string };
+}
+
+/** What the passkey check reads of a log: enrolments, removals and passkey approvals, in log order. */
+export interface PasskeyRecords {
+  changes: CredentialChange[];
+  approvals: PasskeyApproval[];
+  /** Events that should hold a passkey record but do not parse as one. */
+  malformed: { eventId: number; callId: string | null; reason: string }[];
+}
+
+/**
+ * Collects the passkey records of a log from its events, fed in order (`add` per event, then `done`). Keeps only a
+ * request's three digests per call, so a long log costs little.
+ */
+export function collectPasskeyRecords(): {
+  add: (e: HashedFields) => void;
+  done: () => PasskeyRecords;
+} {
+  const requests = new Map<string, NonNullable<PasskeyApproval['request']>>();
+  const out: PasskeyRecords = { changes: [], approvals: [], malformed: [] };
+  const bad = (e: HashedFields, reason: string) =>
+    out.malformed.push({ eventId: e.event_id, callId: e.call_id, reason });
+  return {
+    add: (e) => {
+      if (e.type === 'tool_call_requested' && e.call_id !== null) {
+        const r = ToolCallRequestedPayloadSchema.safeParse(e.payload);
+        if (r.success)
+          requests.set(e.call_id, {
+            approvalKey: r.data.approval_key ?? null,
+            bundleSha256: r.data.bundle_sha256 ?? null,
+            inputSha256: r.data.input_sha256,
+          });
+      } else if (e.type === 'approver_enrolled' || e.type === 'approver_removed') {
+        const r = (
+          e.type === 'approver_enrolled' ? ApproverEnrolledPayloadSchema : ApproverRemovedPayloadSchema
+        ).safeParse(e.payload);
+        if (!r.success) return void bad(e, `the ${e.type} record does not parse`);
+        out.changes.push({
+          eventId: e.event_id,
+          kind: e.type === 'approver_enrolled' ? 'enrolled' : 'removed',
+          credentialId: r.data.credential_id,
+          publicKey: r.data.public_key,
+          name: r.data.name,
+        });
+      } else if (e.type === 'approval_decided') {
+        const passkey = (e.payload as { passkey?: unknown } | null)?.passkey;
+        if (passkey === undefined) return;
+        const r = ApprovalDecidedPayloadSchema.safeParse(e.payload);
+        if (!r.success || r.data.passkey === undefined || e.call_id === null)
+          return void bad(e, 'the passkey assertion does not parse');
+        const request = requests.get(e.call_id);
+        out.approvals.push({
+          eventId: e.event_id,
+          callId: e.call_id,
+          decision: r.data.decision,
+          approvalKey: r.data.approval_key,
+          evidence: r.data.passkey,
+          ...(request === undefined ? {} : { request }),
+        });
+      }
+    },
+    done: () => out,
+  };
+}

@@ -1,0 +1,157 @@
+import { readdirSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
+import { gatedServers, type GatedServer } from '../helpers/gated-server.js';
+import { textOf } from '../helpers/text-of.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
+import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { postDecision } from '../console/helpers/raw-request.js';
+import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+
+/** A skill whose run leaves `canary.txt` in its output folder: the file exists only if the script ran. */
+const addCanary = (fx: GatedFixture) =>
+  writeTestSkill(fx.skills, 'canary', {
+    description: 'Writes a canary file. Use in tests.',
+    script:
+      'import os\nopen(os.path.join(os.environ["SKILL_FILES_DIR"], "canary.txt"), "w").write("the canary ran")\nprint("{}")\n',
+  });
+
+const canaryRan = (fx: GatedFixture): boolean =>
+  readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
+
+const policy = (extra = '') =>
+  'approval:\n  mode: ask\n  require: passkey\n  console_open_browser: false\n  console_wait_ms: 60000\n' +
+  extra;
+
+/** Counts the approval forms the client is shown, and approves each one. */
+function approveEveryForm(s: GatedServer): { asked: number } {
+  const seen = { asked: 0 };
+  s.c.client.setRequestHandler('elicitation/create', () => {
+    seen.asked++;
+    return Promise.resolve({ action: 'accept', content: { decision: 'approved' } });
+  });
+  return seen;
+}
+
+/** `status:decision:reason:channel` per call, oldest first. */
+function decisions(fx: GatedFixture): string[] {
+  const a = fx.audit();
+  try {
+    return a.listCalls().map((r) => {
+      const channel = a.getCall(r.callId)?.approval?.channel ?? '-';
+      return `${r.status ?? r.state}:${r.approvalDecision ?? '-'}:${r.approvalReason ?? '-'}:${channel}`;
+    });
+  } finally {
+    a.close();
+  }
+}
+
+const PASSKEY_HELP = /requires a passkey approval[\s\S]*skills-mcp approvers enroll[\s\S]*--approval-console/;
+
+describe('approval.require: passkey', () => {
+  const start = gatedServers();
+
+  it('never runs a call on an approving answer in the client form: refused, passkey_required', async () => {
+    const s = await start(policy(), { setup: addCanary });
+    const seen = approveEveryForm(s);
+    const r = await s.c.client.callTool({ name: 'canary', arguments: {} });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(PASSKEY_HELP);
+    expect(seen.asked).toBe(0);
+    expect(canaryRan(s.fx)).toBe(false);
+    await s.c.close();
+    expect(decisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
+  }, 60_000);
+
+  it('refuses before asking anyone when the console runs but no passkey is enrolled', async () => {
+    const s = await start(policy('  console: true\n'), {
+      setup: addCanary,
+      env: { SKILLS_MCP_LOG_LEVEL: 'info' },
+    });
+    await waitFor(() => s.c.stderr().includes('approval console ready'), 10_000, 'the console to start');
+    const seen = approveEveryForm(s);
+    const r = await s.c.client.callTool({ name: 'canary', arguments: {} });
+    expect(r.isError).toBe(true);
+    expect(textOf(r)).toMatch(PASSKEY_HELP);
+    expect(seen.asked).toBe(0);
+    expect(await pendingLinks(consoleBase(s.fx.auditPath))).toEqual([]);
+    expect(canaryRan(s.fx)).toBe(false);
+    await s.c.close();
+    expect(decisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
+  }, 60_000);
+
+  it('still asks in the client form a call outside a scoped requirement', async () => {
+    const scoped = 'approval:\n  mode: ask\n  require: { passkey: { skills: [deploy] } }\n';
+    const s = await start(scoped, { setup: addCanary });
+    const seen = approveEveryForm(s);
+    const r = await s.c.client.callTool({ name: 'canary', arguments: {} });
+    expect(r.isError, textOf(r)).toBeFalsy();
+    expect(seen.asked).toBe(1);
+    expect(canaryRan(s.fx)).toBe(true);
+  }, 60_000);
+});
+
+describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enrolled', () => {
+  const browser = sharedChromium();
+  const start = gatedServers();
+
+  /** A server whose client approves every form it is shown, with the console on and a passkey enrolled. */
+  async function enrolledServer() {
+    const s = await start(policy('  console: true\n'), {
+      setup: addCanary,
+      env: { SKILLS_MCP_LOG_LEVEL: 'info' },
+    });
+    await waitFor(() => s.c.stderr().includes('approval console ready'), 10_000, 'the console to start');
+    const seen = approveEveryForm(s);
+    const { context, page } = await pageWithPasskey(browser());
+    await enrollWith(page, s.fx.auditPath, 'alice');
+    const base = consoleBase(s.fx.auditPath);
+    const result = s.c.client.callTool({ name: 'canary', arguments: {} });
+    result.catch(() => undefined);
+    const link = await waitFor(
+      async () => (await pendingLinks(base))[0],
+      20_000,
+      'the approval in the console',
+    );
+    return { s, seen, context, page, result, link };
+  }
+
+  it('asks in the console, not the client form, and runs the call approved with the passkey', async () => {
+    const { s, seen, context, page, result, link } = await enrolledServer();
+    try {
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Approve once' }).waitFor();
+      await page.getByRole('button', { name: 'Approve once' }).click();
+      await page
+        .getByText(/Approved once|Not approved: |Not accepted|Confirm with/)
+        .first()
+        .waitFor()
+        .catch(async (e: unknown) => {
+          throw new Error(`${String(e)}\n${page.url()}\n${await page.locator('body').innerText()}`);
+        });
+      expect(await page.getByText(/^Not approved: /).count(), await page.locator('main').innerText()).toBe(0);
+      const r = await result;
+      expect(r.isError, textOf(r)).toBeFalsy();
+      expect(seen.asked).toBe(0);
+      expect(canaryRan(s.fx)).toBe(true);
+      await s.c.close();
+      expect(decisions(s.fx)).toEqual(['ok:approved:user:console']);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+
+  it('refuses an approving form post without a passkey assertion: nothing runs', async () => {
+    const { s, seen, context, link } = await enrolledServer();
+    try {
+      const posted = await postDecision(link, 'approved');
+      expect(posted.status).toBe(403);
+      expect(seen.asked).toBe(0);
+      expect(canaryRan(s.fx)).toBe(false);
+      expect(decisions(s.fx)).toEqual(['requested:-:-:console']);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+});
