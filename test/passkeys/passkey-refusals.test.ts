@@ -78,6 +78,7 @@ describe.skipIf(!HAS_CHROMIUM)('refusing passkey approvals that do not hold', ()
     const call = s.call({}, 'canary');
     await page.goto(await call.link);
     await page.screenshot({ path: join(SHOTS, 'approval.png') });
+    await page.getByText('Approving asks for your enrolled passkey.').waitFor();
     let field = 'signature';
     await rewriteAssertion(page, (b) => {
       b.response.response[field] = flipByte(b.response.response[field]!, 7);
