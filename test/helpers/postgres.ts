@@ -1,9 +1,21 @@
 import { spawnSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { chmodSync, chownSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join } from 'node:path';
 import pg from 'pg';
 import { migratePgAudit } from '../../src/audit/postgres/migrate-pg-audit.js';
+import { removeTree } from '../../src/envs/env-store.js';
 import { tempDir } from './temp-dir.js';
 
 /** Where the server programs are: Debian's `postgresql` package keeps them per version (the newest is taken). */
@@ -51,11 +63,59 @@ function postgresIds(): { uid: number; gid: number } {
   return { uid: Number(f[2]), gid: Number(f[3]) };
 }
 
+/** Runs a PostgreSQL program (or `cp`) as the user that owns the clusters: `postgres` when this runs as root. */
+function runAsOwner(program: string, args: string[], cwd: string) {
+  const argv = isRoot ? ['/usr/sbin/runuser', '-u', 'postgres', '--', program, ...args] : [program, ...args];
+  return spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000, cwd });
+}
+
 /**
- * `initdb` into a temp folder as an ordinary user (the package's `postgres` user when this runs as root), then starts
- * the server with `pg_ctl` listening on a unix socket in that folder and nowhere else. Only the superuser connects
- * without a password (trust, on a socket only root and `postgres` can reach); every other role needs its password
- * (scram-sha-256).
+ * An initdb'd cluster, made once per PostgreSQL build and user (its folder is named after the `initdb` binary's
+ * version folder and change time) and then copied: `initdb` takes about a second, a copy a few milliseconds. It is
+ * made in a folder of its own and renamed into place whole, so a concurrent test file or an interrupted run never
+ * sees half of one.
+ */
+function templateCluster(bin: string): string {
+  const initdb = join(bin, 'initdb');
+  const key = `${basename(dirname(bin))}-${Math.trunc(statSync(initdb).ctimeMs)}-${process.getuid?.() ?? 0}`;
+  const template = join(tmpdir(), `skills-mcp-pg-template-${key}`);
+  const data = join(template, 'data');
+  if (existsSync(join(data, 'PG_VERSION'))) return data;
+  const staging = mkdtempSync(join(tmpdir(), 'skills-mcp-pg-staging-'));
+  if (isRoot) {
+    const { uid, gid } = postgresIds();
+    chownSync(staging, uid, gid);
+  }
+  chmodSync(staging, 0o700);
+  const args = ['-D', join(staging, 'data'), '-U', 'postgres', '-E', 'UTF8', '--no-sync'];
+  const r = runAsOwner(initdb, [...args, '--auth-local=trust', '--auth-host=reject'], staging);
+  if (r.status !== 0) {
+    removeTree(staging);
+    throw new Error(`initdb failed (${r.status ?? r.signal}): ${r.stderr}`);
+  }
+  try {
+    renameSync(staging, template);
+  } catch (e) {
+    // Another test file made it first: theirs is as good.
+    removeTree(staging);
+    if (!existsSync(join(data, 'PG_VERSION'))) throw e;
+  }
+  return data;
+}
+
+/** A fresh cluster at `dataDir` (which must not exist yet): a copy of the template, owner and modes kept. */
+function copyTemplateCluster(bin: string, dataDir: string): void {
+  const template = templateCluster(bin);
+  const r = runAsOwner('/bin/cp', ['-a', template, dataDir], dirname(dataDir));
+  if (r.status !== 0)
+    throw new Error(`copying the template cluster failed (${r.status ?? r.signal}): ${r.stderr}`);
+}
+
+/**
+ * A fresh cluster in a temp folder (a copy of one made by `initdb` as an ordinary user: the package's `postgres` user
+ * when this runs as root), then starts the server with `pg_ctl` listening on a unix socket in that folder and nowhere
+ * else. Only the superuser connects without a password (trust, on a socket only root and `postgres` can reach); every
+ * other role needs its password (scram-sha-256).
  */
 export function startTestPostgres(): TestPostgres {
   const bin = findPostgresBin();
@@ -67,12 +127,7 @@ export function startTestPostgres(): TestPostgres {
     chownSync(t.dir, uid, gid);
   }
   chmodSync(t.dir, 0o700);
-  const run = (program: string, args: string[]) => {
-    const argv = isRoot
-      ? ['/usr/sbin/runuser', '-u', 'postgres', '--', join(bin, program), ...args]
-      : [join(bin, program), ...args];
-    return spawnSync(argv[0]!, argv.slice(1), { encoding: 'utf8', timeout: 60_000, cwd: t.dir });
-  };
+  const run = (program: string, args: string[]) => runAsOwner(join(bin, program), args, t.dir);
   const must = (program: string, args: string[]) => {
     const r = run(program, args);
     if (r.status !== 0)
@@ -80,17 +135,7 @@ export function startTestPostgres(): TestPostgres {
         `${program} failed (${r.status ?? r.signal}): ${r.stderr}${existsSync(logFile) ? readFileSync(logFile, 'utf8') : ''}`,
       );
   };
-  must('initdb', [
-    '-D',
-    dataDir,
-    '-U',
-    'postgres',
-    '-E',
-    'UTF8',
-    '--no-sync',
-    '--auth-local=trust',
-    '--auth-host=reject',
-  ]);
+  copyTemplateCluster(bin, dataDir);
   const hba = join(dataDir, 'pg_hba.conf');
   writeFileSync(hba, 'local all postgres trust\nlocal all all scram-sha-256\n');
   const start = () =>
