@@ -6,7 +6,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { rawRequest } from '../console/helpers/raw-request.js';
-import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+import { enrollWith, pageWithPasskey, type InPage } from './helpers/passkey-browser.js';
 
 const addCanary = (fx: GatedFixture) =>
   writeTestSkill(fx.skills, 'canary', {
@@ -92,7 +92,8 @@ describe.skipIf(!HAS_CHROMIUM)('the model as adversary, with approval.require: p
       await model.page.goto(`${origin}/approvals/${approvalId}`);
       expect(await model.page.getByRole('button', { name: /^Approve/ }).count()).toBe(0);
       const made = await model.page.evaluate(async () => {
-        const c = await navigator.credentials.create({
+        const w = globalThis as unknown as InPage;
+        const c = await w.navigator.credentials.create({
           publicKey: {
             rp: { id: 'localhost', name: 'model' },
             user: { id: new Uint8Array([9]), name: 'model', displayName: 'model' },

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
 import { HAS_CHROMIUM, sharedChromium, DESKTOP } from '../console/helpers/browser.js';
 import { consoleServers, type ConsoleServer } from '../console/helpers/console-server.js';
-import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+import { enrollWith, pageWithPasskey, type InPage } from './helpers/passkey-browser.js';
 
 /** Where the passkey pages are saved for a person to look at. */
 const SHOTS = join(process.env.CI_ARTIFACTS ?? '/tmp/ci-artifacts', 'passkeys');
@@ -114,8 +114,9 @@ describe.skipIf(!HAS_CHROMIUM)('refusing passkey approvals that do not hold', ()
     await page.goto(linkB);
     const refused = await page.evaluate(
       async ({ assertion }) => {
-        const csrf = document.querySelector<HTMLInputElement>('input[name=csrf]')!.value;
-        const at = location.pathname;
+        const w = globalThis as unknown as InPage;
+        const csrf = w.document.querySelector('input[name=csrf]')!.value;
+        const at = w.location.pathname;
         const post = (url: string, body: unknown) =>
           fetch(url, {
             method: 'POST',
@@ -139,7 +140,8 @@ describe.skipIf(!HAS_CHROMIUM)('refusing passkey approvals that do not hold', ()
     closers.push(() => stranger.context.close());
     await stranger.page.goto(await call.link);
     await stranger.page.evaluate(async () => {
-      await navigator.credentials.create({
+      const w = globalThis as unknown as InPage;
+      await w.navigator.credentials.create({
         publicKey: {
           rp: { id: 'localhost', name: 'not enrolled' },
           user: { id: new Uint8Array([1, 2, 3]), name: 'mallory', displayName: 'mallory' },
@@ -176,8 +178,9 @@ describe.skipIf(!HAS_CHROMIUM)('refusing passkey approvals that do not hold', ()
     expect(await approveOnce(page)).toMatch(/^Not approved: /);
     // The plain form, without JavaScript's assertion: refused too.
     const form = await page.evaluate(async () => {
-      const csrf = document.querySelector<HTMLInputElement>('input[name=csrf]')!.value;
-      const r = await fetch(location.pathname, {
+      const w = globalThis as unknown as InPage;
+      const csrf = w.document.querySelector('input[name=csrf]')!.value;
+      const r = await fetch(w.location.pathname, {
         method: 'POST',
         headers: { 'content-type': 'application/x-www-form-urlencoded' },
         body: `csrf=${encodeURIComponent(csrf)}&decision=approved_for_session`,
