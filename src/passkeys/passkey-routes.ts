@@ -88,6 +88,12 @@ export async function routePasskey(
   }
 }
 
-/** Marks the console's decision forms on a page as passkey forms (the page script then asks for an assertion). */
+/**
+ * Marks the console's decision forms on a page as passkey forms (the page script then asks for an assertion), each
+ * with a line saying so: the person knows before pressing Approve that their passkey will be asked for.
+ */
 export const markPasskeyForms = (page: string): string =>
-  page.replaceAll('<form class="decide" method="post"', '<form class="decide" data-passkey method="post"');
+  page.replaceAll(
+    '<form class="decide" method="post"',
+    '<p class="muted">Approving asks for your enrolled passkey.</p>\n  <form class="decide" data-passkey method="post"',
+  );

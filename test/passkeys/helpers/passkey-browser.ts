@@ -71,3 +71,13 @@ export async function enrollWith(
   await e.exited;
   return e;
 }
+
+/**
+ * The few browser globals the tests' `page.evaluate` callbacks use (the test project compiles without the DOM
+ * library): `const w = globalThis as unknown as InPage;` inside the callback, which runs in the page.
+ */
+export interface InPage {
+  document: { querySelector(selector: string): { value: string } | null };
+  location: { pathname: string };
+  navigator: { credentials: { create(options: { publicKey: unknown }): Promise<unknown> } };
+}
