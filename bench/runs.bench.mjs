@@ -6,8 +6,6 @@
 // Reports medians and the overhead; target: ≤ 25 ms median overhead over direct spawn on this machine.
 // Every sample starts after a quiet pause (SETTLE_MS), so neither side pays for the other's aftermath: the server
 // tidies up after a run (releases its cgroup, pre-spawns the next sandbox launcher) a moment after answering.
-// Then the first-call case (`first-call.mjs`): a new server's first gated call against its warm ones, and with
-// BENCH_BASELINE_CLI=<another build's cli.js> that build too. BENCH_RUNS_CASE=first-call runs only that case.
 // Writes bench/results/runs.json. Needs a built dist/ (`npm run bench` builds first). BENCH_RUNS (default 40).
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -20,15 +18,10 @@ import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport, getDefaultEnvironment } from '@modelcontextprotocol/client/stdio';
 import { removeTree } from '../dist/envs/env-store.js';
-import { firstCall } from './first-call.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = resolve(here, '..');
 const RUNS = Number(process.env.BENCH_RUNS ?? 40);
-const SPAWNS = Math.max(5, Number(process.env.BENCH_FIRST_CALL_SPAWNS ?? 5));
-const BASELINE = process.env.BENCH_BASELINE_CLI ? resolve(process.env.BENCH_BASELINE_CLI) : undefined;
-// BENCH_RUNS_CASE=first-call runs only that case (warm overhead is skipped and runs.json keeps only it).
-const ONLY_FIRST = process.env.BENCH_RUNS_CASE === 'first-call';
 const WARMUP = 5;
 const SETTLE_MS = 100;
 const script = join(repo, 'skills', 'csv-stats', 'scripts', 'main.py');
@@ -62,8 +55,8 @@ async function direct() {
   });
 }
 
-/** The warm case: median overhead of a gated call over running the script directly. */
-async function warmOverhead(tmp) {
+const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-bench-runs-'));
+try {
   const config = join(tmp, 'skills-mcp.yaml');
   writeFileSync(config, 'approval:\n  mode: allow\n  fallback: rules-only\n');
   mkdirSync(join(tmp, 'state'));
@@ -126,20 +119,6 @@ async function warmOverhead(tmp) {
   process.stdout.write(
     `\nmedian overhead ${overhead.toFixed(1)} ms (target ≤ 25 ms): ${overhead <= 25 ? 'MET' : 'MISSED'}\n`,
   );
-  return { runs: RUNS, median: { direct: md, server: ms, overhead }, samples };
-}
-
-const args = JSON.parse(input);
-const tmp = mkdtempSync(join(os.tmpdir(), 'skills-mcp-bench-runs-'));
-try {
-  const warm = ONLY_FIRST ? {} : await warmOverhead(tmp);
-  const first = await firstCall({
-    repo,
-    cli: join(repo, 'dist', 'cli.js'),
-    baselineCli: BASELINE,
-    spawns: SPAWNS,
-    args,
-  });
   mkdirSync(join(here, 'results'), { recursive: true });
   writeFileSync(
     join(here, 'results', 'runs.json'),
@@ -153,8 +132,9 @@ try {
           node: process.version,
           kernel: os.release(),
         },
-        ...warm,
-        firstCall: first,
+        runs: RUNS,
+        median: { direct: md, server: ms, overhead },
+        samples,
       },
       null,
       2,

@@ -65,7 +65,7 @@ export function createRunner(deps: RunnerDeps): Runner {
   let prepared: Promise<void> | undefined;
   return {
     entryInput: core.caches.entryInput,
-    prepareRuns: () => (prepared ??= prepareRuns({ ...deps, caches: core.caches })),
+    prepareRuns: () => (prepared ??= prepareRuns(deps)),
     begin: (req, ctx) => forgetIfEnded(req.session, () => begin(req, ctx)),
     pendingView: (callId) => {
       const p = pending.get(callId);

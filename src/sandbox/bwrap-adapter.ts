@@ -9,7 +9,6 @@ import type { WorkspaceChanges } from './types.js';
 import { executeBwrap, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
 import { copyWorkspace, releaseWorkspaceCopy } from './copy-workspace.js';
 import { createKeeper } from './keep-unapplied.js';
-import { prestageLaunchers } from './prestage-launchers.js';
 import { PROBE_INTERPRETER, PROBE_PLAN, probeBwrap, type BwrapHost } from './bwrap-probe.js';
 import { createInterpreterResolver, type InterpreterResolver } from './resolve-interpreter.js';
 import type { ChildDeps, SpawnFn } from './run-child.js';
@@ -143,22 +142,6 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
     name: 'bwrap',
     async probe() {
       return (await host()).probe;
-    },
-    async prestage(interpreters, parents) {
-      try {
-        const h = await host();
-        if (!h.probe.healthy) return;
-        const found = await Promise.all(interpreters.map((n) => resolver.resolve(n).catch(() => undefined)));
-        const roots = await prestageLaunchers(
-          ctx,
-          h,
-          found.filter((i) => i !== undefined),
-          parents,
-        );
-        if (roots.size > 0) o.log.debug({ roots: roots.size }, 'launcher pre-staged ahead of the first run');
-      } catch (err) {
-        o.log.debug({ err }, 'could not pre-stage a launcher ahead of the first run');
-      }
     },
     async run(plan, opts = {}): Promise<SandboxResult> {
       validatePlan(plan);

@@ -116,16 +116,6 @@ async function chooseLauncher(
   };
 }
 
-/** The host's launcher pool, made on first need (the probe's run makes it). */
-export function launchersOf(ctx: ExecuteContext, host: BwrapHost): LauncherPool {
-  return (host.launchers ??= createLauncherPool({
-    ...(host.pool === undefined ? {} : { cgroups: host.pool }),
-    deps: ctx.deps,
-    log: ctx.log,
-    initial: ctx.isRoot ? ctx.sandboxId : undefined,
-  }));
-}
-
 /**
  * A source that names a folder this process holds (`/proc/<pid>/fd/<fd>`, the workspace's `.git`): staged for its
  * own run only, never pre-staged for later ones, where the fd may be closed or hold another folder.
@@ -144,9 +134,14 @@ export async function executeBwrap(
   const { isRoot, sandboxId, arch } = ctx;
   const bwrap = host.bwrap;
   if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
-  const launchers = launchersOf(ctx, host);
+  host.launchers ??= createLauncherPool({
+    ...(host.pool === undefined ? {} : { cgroups: host.pool }),
+    deps: ctx.deps,
+    log: ctx.log,
+    initial: isRoot ? sandboxId : undefined,
+  });
   const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
-  const chosen = await chooseLauncher(ctx, launchers, bwrap, binds);
+  const chosen = await chooseLauncher(ctx, host.launchers, bwrap, binds);
   const { launcher, stage, drop } = chosen;
   // A held folder left as is (not staged: the launcher runs as the server) is opened by the launcher for bwrap.
   const held = chosen.inner.filter((b) => isHeldFd(b.src));
@@ -259,6 +254,6 @@ export async function executeBwrap(
     throw err;
   } finally {
     // The sandbox's processes are gone (or reported not to be); releasing the cgroup can trail.
-    launchers.done(launcher);
+    host.launchers.done(launcher);
   }
 }

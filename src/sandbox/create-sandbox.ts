@@ -117,7 +117,6 @@ export function createSandbox(o: SandboxOptions): Sandbox {
     profilesDir,
     interpreters,
     probe: () => adapter.probe(),
-    prestage: async (interpreters, parents) => adapter.prestage?.(interpreters, parents),
     async run(plan, opts) {
       // A go refused before the adapter waits for it is still handled (the adapter rejects with it, or never ran).
       opts?.ready?.catch(() => undefined);

@@ -25,10 +25,9 @@ export interface LauncherPool {
   takeStaged<T>(use: (ps: PreStage) => T | undefined): { launcher: Launcher; value: T } | undefined;
   /**
    * Asks for a pre-staged root launcher that also covers `roots` (folder → writable), from the next housekeeping
-   * on (with `now`: at once, for a launcher prepared ahead of the first run). The folders add up over calls (at
-   * most {@link MAX_STAGE_ROOTS}).
+   * on. The folders add up over calls (at most {@link MAX_STAGE_ROOTS}).
    */
-  wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>, o?: { now?: boolean }): void;
+  wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>): void;
   /**
    * A run on `launcher` (from `take`) ended. Its cgroup is released and a replacement is pre-spawned a moment
    * later, off the path of the call's answer: on cgroup v1 a new launcher's move into its cgroup stalls every
@@ -147,7 +146,7 @@ export function createLauncherPool(o: {
       discard(launcher);
       return undefined;
     },
-    wantStaged(bwrap, dir, roots, opts) {
+    wantStaged(bwrap, dir, roots) {
       const had = new Map(wanted.get(STAGED)?.stage?.ps.roots.map((r) => [r.src, r.write]));
       const union = new Map(had);
       for (const [src, write] of roots) union.set(src, union.get(src) === true || write);
@@ -164,7 +163,6 @@ export function createLauncherPool(o: {
         idle.splice(idle.indexOf(l), 1);
         discard(l);
       }
-      if (opts?.now === true) refill();
     },
     async take(as) {
       const key = keyOf(as);

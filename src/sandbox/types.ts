@@ -190,11 +190,6 @@ export interface SandboxAdapter {
   /** Cached after success; a failed probe is re-run on the next call. */
   probe(): Promise<ProbeResult>;
   run(plan: SandboxPlan, opts?: RunOptions): Promise<SandboxResult>;
-  /**
-   * Gets ready, ahead of the first run, the launcher runs of `interpreters` need when they bind folders made inside
-   * `parents` (folder → writable): a root server's pre-staged one. Runs nothing of a skill; never rejects.
-   */
-  prestage?(interpreters: readonly string[], parents: ReadonlyMap<string, boolean>): Promise<void>;
   /** Releases pre-created cgroups and other resources. Safe to call twice. */
   dispose(): Promise<void>;
 }

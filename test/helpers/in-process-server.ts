@@ -25,8 +25,6 @@ export interface InProcessOptions {
 export interface InProcessServer {
   /** A real MCP client on its own session, legacy era, through an in-memory transport. */
   connect(id: string): Promise<Client>;
-  /** The runner's preparation of the first run (the server also starts it once a client is initialized). */
-  prepareRuns(): Promise<void>;
   /** Closes the clients, ends their sessions, then the runner, the sandbox and the audit log. */
   close(): Promise<void>;
 }
@@ -65,7 +63,6 @@ export function startInProcess(o: InProcessOptions): InProcessServer {
       sessions.push({ client, session });
       return client;
     },
-    prepareRuns: () => runner.prepareRuns(),
     async close() {
       for (const { client, session } of sessions.splice(0)) {
         await client.close();
