@@ -62,17 +62,37 @@ function writeConfig(fakeUrl) {
 }
 
 /**
- * Codex leaves a `codex app-server` behind after it exits. Stops the processes whose environment names this run's
- * CODEX_HOME (so only what this script started), by pid.
+ * Codex leaves a `codex app-server` behind after it exits, still writing into CODEX_HOME. Stops the processes whose
+ * environment names this run's CODEX_HOME (so only what this script started), by pid, and waits until they are gone
+ * (SIGKILL after 10 s), so the folder can be removed.
  */
-function stopLeftovers() {
-  for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-    try {
-      const environ = readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0');
-      if (environ.includes(`CODEX_HOME=${codexHome}`)) process.kill(Number(pid), 'SIGTERM');
-    } catch {
-      // gone, or not ours to read
+async function stopLeftovers() {
+  const ours = () =>
+    readdirSync('/proc')
+      .filter((entry) => /^\d+$/.test(entry))
+      .filter((pid) => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8').split('\0').includes(`CODEX_HOME=${codexHome}`);
+        } catch {
+          return false; // gone, or not ours to read
+        }
+      })
+      .map(Number);
+  const signal = (pids, sig) => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, sig);
+      } catch {
+        // already gone
+      }
     }
+  };
+  signal(ours(), 'SIGTERM');
+  const deadline = Date.now() + 10_000;
+  for (let left = ours(); left.length > 0; left = ours()) {
+    if (Date.now() > deadline + 5_000) break; // not ours to wait on any longer: the removal below says so
+    if (Date.now() > deadline) signal(left, 'SIGKILL');
+    await new Promise((r) => setTimeout(r, 50));
   }
 }
 
@@ -207,7 +227,7 @@ async function main() {
     throw error;
   } finally {
     tmux?.stop();
-    stopLeftovers();
+    await stopLeftovers();
     await fake.close();
     rmSync(home, { recursive: true, force: true, maxRetries: 5 });
   }
