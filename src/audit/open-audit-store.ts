@@ -50,8 +50,9 @@ export interface OpenAuditStoreOptions {
   /**
    * The anchor key (`loadAnchorKey`): every event this store appends is marked as written by its holder
    * (`writer-mark.ts`). Without it the events are appended unmarked, and `audit verify` says nobody vouches for them.
+   * A function is asked inside each append's transaction until it gives the key (see `createWriterMarker`).
    */
-  writerKey?: Buffer;
+  writerKey?: Buffer | (() => Buffer | undefined);
   /** Which SQLite binding opens the file (default `auto`: better-sqlite3 when it loads, else node:sqlite). */
   sqliteDriver?: SqliteDriverChoice | undefined;
 }

@@ -55,9 +55,12 @@ const KEPT = 256;
 /**
  * Marks each event this process appends. A run of our own events shares one mark, extended in place when the next
  * event directly follows the one the mark ends at and that one still hashes as we wrote it (nobody appended in
- * between, nothing was rolled back); otherwise a new mark starts.
+ * between, nothing was rolled back); otherwise a new mark starts. `key` may be a function: it is asked at each
+ * event, inside the event's transaction, until it gives a key (an event appended while there is none stays unmarked).
  */
-export function createWriterMarker(db: SqliteDb, key: Buffer): WriterMarker {
+export function createWriterMarker(db: SqliteDb, key: Buffer | (() => Buffer | undefined)): WriterMarker {
+  let found = typeof key === 'function' ? undefined : key;
+  const keyNow = () => (found ??= (key as () => Buffer | undefined)());
   const insert = db.prepare('INSERT INTO writer_marks (first_event, last_event, mac) VALUES (?, ?, ?)');
   const extend = db.prepare(
     'UPDATE writer_marks SET last_event = ?, mac = ? WHERE first_event = ? AND last_event = ? AND mac = ?',
@@ -68,6 +71,8 @@ export function createWriterMarker(db: SqliteDb, key: Buffer): WriterMarker {
   const own: ChainPoint[] = [];
   return {
     mark({ eventId, hash }) {
+      const key = keyNow();
+      if (key === undefined) return;
       const prev = run;
       if (prev !== undefined && prev.last === eventId - 1 && holds({ eventId: prev.last, hash: prev.head })) {
         const mac = macOf(key, { first: prev.first, last: eventId, head: hash });

@@ -44,12 +44,14 @@ export const resolveAnchorPaths = (config: Config, auditPath: string): { file: s
 });
 
 /**
- * The anchor key to mark this process's audit events with (`writerKey` of `openAuditStore`), when there is one. A
- * missing key is not made here: the server makes it, with its anchor file, and then accepts what the log holds.
+ * The anchor key to mark this process's audit events with (`writerKey` of `openAuditStore`), looked for inside each
+ * append's transaction: a server starting meanwhile makes its key before it checks the log under the same lock, so
+ * an event is either marked or already in the log that server accepts. A missing key is not made here: the server
+ * makes it, with its anchor file, and then accepts what the log holds.
  */
-export function writerKeyOf(config: Config, auditPath: string): { writerKey?: Buffer } {
+export function writerKeyOf(config: Config, auditPath: string): { writerKey: () => Buffer | undefined } {
   const { keyFile } = resolveAnchorPaths(config, auditPath);
-  return existsSync(keyFile) ? { writerKey: loadAnchorKey(keyFile, { create: false }) } : {};
+  return { writerKey: () => (existsSync(keyFile) ? loadAnchorKey(keyFile, { create: false }) : undefined) };
 }
 
 /** Where per-call output folders go: `data_dir`, else `runs/` beside the audit database. */

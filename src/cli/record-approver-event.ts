@@ -8,7 +8,7 @@ import { packageVersion } from '../package-root.js';
 export interface ApproverAudit {
   path: string;
   sqliteDriver?: SqliteDriverChoice | undefined;
-  writerKey?: Buffer;
+  writerKey?: Buffer | (() => Buffer | undefined);
 }
 
 export type ApproverChange =

@@ -4,6 +4,8 @@ import { appendAnchor } from '../../src/audit/anchor-file.js';
 import { loadAnchorKey } from '../../src/audit/anchor-key.js';
 import { signAnchor } from '../../src/audit/anchor-record.js';
 import { GENESIS_HASH, openAuditStore, type AuditStore } from '../../src/audit/index.js';
+import { writerKeyOf } from '../../src/cli/audit-path.js';
+import { ConfigSchema } from '../../src/config/config-schema.js';
 import { startAnchoring } from '../../src/audit/start-anchoring.js';
 import { silentLogger } from '../../src/log.js';
 import { verify } from './helpers/anchored-server.js';
@@ -101,5 +103,46 @@ describe('writer marks: which events a holder of the anchor key wrote', () => {
     const r = verify(t.dbPath, file, keyFile);
     expect(r.code, r.err).toBe(0);
     expect(r.out).toContain(`writers: ok, every event is vouched for (events 1-${events} by the anchors,`);
+  });
+
+  it('marks the appends of a command opened before the server made its key, once the key is there', () => {
+    // `skills-mcp approvers enroll` opened the log first; the server starts while the person is in the browser.
+    const cli = openAuditStore({ path: t.dbPath, ...writerKeyOf(ConfigSchema.parse({}), t.dbPath) });
+    opened.push(cli);
+    const server = open(true);
+    const anchoring = anchor(server);
+    anchoring.anchorNow();
+    gatedCall(cli, startSession(cli), sha('enrolled meanwhile'));
+    gatedCall(server, startSession(server), sha('served'));
+    anchoring.stop();
+    const r = verify(t.dbPath, file, keyFile);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toMatch(/writers: ok, every event is vouched for \(\d+ by writer marks\)/);
+  });
+
+  it('accepts what such a command appended before any key existed, when the server first starts', () => {
+    const cli = openAuditStore({ path: t.dbPath, ...writerKeyOf(ConfigSchema.parse({}), t.dbPath) });
+    opened.push(cli);
+    gatedCall(cli, startSession(cli), sha('enrolled before the first start'));
+    const before = cli.eventCount();
+    // As the server's audit worker does: the key made first (it is new), then the log opened and anchored.
+    const key = { key: loadAnchorKey(keyFile, { create: true }), isNew: true };
+    const server = openAuditStore({ path: t.dbPath, writerKey: key.key });
+    opened.push(server);
+    const anchoring = startAnchoring({
+      store: server,
+      key,
+      keyFile,
+      file,
+      intervalMs: 3_600_000,
+      logAnchors: false,
+      log: silentLogger(),
+    });
+    expect(server.runsRefused()).toBeUndefined();
+    gatedCall(server, startSession(server), sha('served'));
+    anchoring.stop();
+    const r = verify(t.dbPath, file, keyFile);
+    expect(r.code, r.err).toBe(0);
+    expect(r.out).toContain(`writers: ok, every event is vouched for (events 1-${before} by the anchors,`);
   });
 });
