@@ -6,10 +6,9 @@ import { loadAnchorKey } from '../../src/audit/anchor-key.js';
 import { parseAnchor, signAnchor, type AnchorRecord } from '../../src/audit/anchor-record.js';
 import { checkAnchors } from '../../src/audit/check-anchors.js';
 import { openAuditStore, type AuditStore } from '../../src/audit/index.js';
-import { startAnchoring } from '../../src/audit/start-anchoring.js';
-import { silentLogger } from '../../src/log.js';
 import { gatedCall, sha, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { anchorOnDemand } from './helpers/anchor-on-demand.js';
 
 /** A real store anchored four times (the empty log, then after each of three calls), in process. */
 describe('anchor checks: the file and the database copy keep each other honest', () => {
@@ -33,14 +32,7 @@ describe('anchor checks: the file and the database copy keep each other honest',
     keyFile = join(t.dir, 'state', 'audit-anchor.key');
     // The server's way: the key first, so that every event the store appends is marked as the key holder's.
     store = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: true }) });
-    const anchoring = startAnchoring({
-      store,
-      keyFile,
-      file,
-      intervalMs: 3_600_000,
-      logAnchors: false,
-      log: silentLogger(),
-    });
+    const anchoring = anchorOnDemand({ store, keyFile, file });
     const s = startSession(store);
     for (const k of ['a', 'b', 'c']) {
       gatedCall(store, s, sha(k));
@@ -107,14 +99,7 @@ describe('anchor checks: the file and the database copy keep each other honest',
   });
 
   it('refuses new runs when the file was cut while serving, and writes no anchor then', () => {
-    const anchoring = startAnchoring({
-      store,
-      keyFile,
-      file,
-      intervalMs: 3_600_000,
-      logAnchors: false,
-      log: silentLogger(),
-    });
+    const anchoring = anchorOnDemand({ store, keyFile, file });
     expect(store.runsRefused()).toBeUndefined();
     writeFileSync(file, `${lines().slice(0, 2).join('\n')}\n`);
     gatedCall(store, startSession(store), sha('d'));
@@ -127,9 +112,8 @@ describe('anchor checks: the file and the database copy keep each other honest',
   it('numbers the anchors of two servers sharing one log one after the other', () => {
     const other = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: false }) });
     try {
-      const options = { keyFile, file, intervalMs: 3_600_000, logAnchors: false, log: silentLogger() };
-      const mine = startAnchoring({ store, ...options });
-      const theirs = startAnchoring({ store: other, ...options });
+      const mine = anchorOnDemand({ store, keyFile, file });
+      const theirs = anchorOnDemand({ store: other, keyFile, file });
       const s = startSession(store);
       const o = startSession(other);
       for (const k of ['d', 'e', 'f']) {

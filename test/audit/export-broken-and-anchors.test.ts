@@ -3,11 +3,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadAnchorKey } from '../../src/audit/anchor-key.js';
 import { openAuditStore } from '../../src/audit/index.js';
-import { startAnchoring } from '../../src/audit/start-anchoring.js';
-import { silentLogger } from '../../src/log.js';
 import { auditCli, tamper, verify } from './helpers/anchored-server.js';
 import { gatedCall, sha, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { anchorOnDemand } from './helpers/anchor-on-demand.js';
 
 /** A log of five calls anchored after each (in process, as the server does), exported and verified with the CLI. */
 describe('audit export: a broken chain is said, and the anchors go with the events', () => {
@@ -27,8 +26,7 @@ describe('audit export: a broken chain is said, and the anchors go with the even
     file = `${t.dbPath}.anchors`;
     keyFile = join(t.dir, 'state', 'audit-anchor.key');
     const store = openAuditStore({ path: t.dbPath, writerKey: loadAnchorKey(keyFile, { create: true }) });
-    const options = { store, keyFile, file, intervalMs: 3_600_000, logAnchors: false, log: silentLogger() };
-    const anchoring = startAnchoring(options);
+    const anchoring = anchorOnDemand({ store, keyFile, file });
     const s = startSession(store);
     for (const k of ['a', 'b', 'c', 'd', 'e']) {
       gatedCall(store, s, sha(k));

@@ -5,14 +5,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { loadAnchorKey } from '../../src/audit/anchor-key.js';
 import { openAuditStore, type AuditStore } from '../../src/audit/index.js';
-import { startAnchoring } from '../../src/audit/start-anchoring.js';
-import { silentLogger } from '../../src/log.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
 import { runCli } from '../helpers/run-cli.js';
 import { connectStdio } from '../helpers/stdio-client.js';
 import { builtCli } from '../helpers/temp-dir.js';
 import { gatedCall, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { anchorOnDemand } from './helpers/anchor-on-demand.js';
 
 const DAY = 86_400_000;
 
@@ -35,14 +34,11 @@ describe('audit retention: archive and prune (built CLI, real SQLite files)', ()
     let clock = Date.now();
     const key = loadAnchorKey(keyFile(), { create: true });
     const store = openAuditStore({ path: t.dbPath, writerKey: key, now: () => clock });
-    const anchoring = startAnchoring({
+    const anchoring = anchorOnDemand({
       store,
       keyFile: keyFile(),
       key: { key, isNew: false },
       file: `${t.dbPath}.anchors`,
-      intervalMs: 3_600_000,
-      logAnchors: false,
-      log: silentLogger(),
       now: () => clock,
     });
     try {

@@ -5,11 +5,10 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { shortCallId } from '../../src/audit/call-id.js';
 import { openAuditStore, type AuditStore } from '../../src/audit/index.js';
 import { loadAnchorKey } from '../../src/audit/anchor-key.js';
-import { startAnchoring } from '../../src/audit/start-anchoring.js';
-import { silentLogger } from '../../src/log.js';
 import { auditCli, verify } from './helpers/anchored-server.js';
 import { gatedCall, sha, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { anchorOnDemand } from './helpers/anchor-on-demand.js';
 
 /**
  * The attacker writes the database and the data folder (not the key). A real store holds two approved calls and
@@ -28,8 +27,7 @@ describe('audit verify and anchoring against a writer of the database and the da
     store.close();
     open = false;
   };
-  const anchoring = () =>
-    startAnchoring({ store, keyFile, file, intervalMs: 3_600_000, logAnchors: false, log: silentLogger() });
+  const anchoring = () => anchorOnDemand({ store, keyFile, file });
   const edit = (fn: (d: Database.Database) => void) => {
     const d = new Database(t.dbPath);
     d.pragma('foreign_keys = OFF');

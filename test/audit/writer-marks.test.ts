@@ -6,11 +6,10 @@ import { signAnchor } from '../../src/audit/anchor-record.js';
 import { GENESIS_HASH, openAuditStore, type AuditStore } from '../../src/audit/index.js';
 import { writerKeyOf } from '../../src/cli/audit-path.js';
 import { ConfigSchema } from '../../src/config/config-schema.js';
-import { startAnchoring } from '../../src/audit/start-anchoring.js';
-import { silentLogger } from '../../src/log.js';
 import { verify } from './helpers/anchored-server.js';
 import { gatedCall, sha, startSession } from './helpers/sample-events.js';
 import { tempDir } from './helpers/temp-dir.js';
+import { anchorOnDemand } from './helpers/anchor-on-demand.js';
 
 /** Writer marks with real stores on one SQLite file, judged by the built `audit verify`. */
 describe('writer marks: which events a holder of the anchor key wrote', () => {
@@ -26,8 +25,14 @@ describe('writer marks: which events a holder of the anchor key wrote', () => {
     opened.push(s);
     return s;
   };
-  const anchor = (store: AuditStore) =>
-    startAnchoring({ store, keyFile, file, intervalMs: 3_600_000, logAnchors: false, log: silentLogger() });
+  const anchor = (store: AuditStore, key?: { key: Buffer; isNew: boolean }) =>
+    anchorOnDemand({ store, keyFile, file, ...(key === undefined ? {} : { key }) });
+  /** A store opened as `skills-mcp approvers` opens it: the key looked for when it appends. */
+  const openAsCommand = () => {
+    const s = openAuditStore({ path: t.dbPath, ...writerKeyOf(ConfigSchema.parse({}), t.dbPath) });
+    opened.push(s);
+    return s;
+  };
 
   beforeEach(() => {
     t = tempDir();
@@ -107,8 +112,7 @@ describe('writer marks: which events a holder of the anchor key wrote', () => {
 
   it('marks the appends of a command opened before the server made its key, once the key is there', () => {
     // `skills-mcp approvers enroll` opened the log first; the server starts while the person is in the browser.
-    const cli = openAuditStore({ path: t.dbPath, ...writerKeyOf(ConfigSchema.parse({}), t.dbPath) });
-    opened.push(cli);
+    const cli = openAsCommand();
     const server = open(true);
     const anchoring = anchor(server);
     anchoring.anchorNow();
@@ -121,23 +125,14 @@ describe('writer marks: which events a holder of the anchor key wrote', () => {
   });
 
   it('accepts what such a command appended before any key existed, when the server first starts', () => {
-    const cli = openAuditStore({ path: t.dbPath, ...writerKeyOf(ConfigSchema.parse({}), t.dbPath) });
-    opened.push(cli);
+    const cli = openAsCommand();
     gatedCall(cli, startSession(cli), sha('enrolled before the first start'));
     const before = cli.eventCount();
     // As the server's audit worker does: the key made first (it is new), then the log opened and anchored.
     const key = { key: loadAnchorKey(keyFile, { create: true }), isNew: true };
     const server = openAuditStore({ path: t.dbPath, writerKey: key.key });
     opened.push(server);
-    const anchoring = startAnchoring({
-      store: server,
-      key,
-      keyFile,
-      file,
-      intervalMs: 3_600_000,
-      logAnchors: false,
-      log: silentLogger(),
-    });
+    const anchoring = anchor(server, key);
     expect(server.runsRefused()).toBeUndefined();
     gatedCall(server, startSession(server), sha('served'));
     anchoring.stop();
