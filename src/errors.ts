@@ -44,6 +44,8 @@ export type ErrorCode =
   | 'ENV_MISSING'
   /** Building a skill's environment failed (nothing was kept). */
   | 'ENV_INSTALL_FAILED'
+  /** A pinned git source could not be fetched, or its checkout is not the pinned commit as it was fetched. */
+  | 'SOURCE_INVALID'
   | 'INTERNAL';
 
 export interface SkillsErrorOptions {

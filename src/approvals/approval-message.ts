@@ -37,6 +37,7 @@ export function approvalMessage(view: ApprovalView, shown: DisplayedCall = displ
     `${pad('Policy')}${view.policy.decision}, by ${escapeForDisplay(view.policy.rule)}`,
     ...installLines(view.install, pad('Install')),
     `${pad('Script')}${escapeForDisplay(view.script)}  (bundle ${view.bundleSha256.slice(0, 12)})`,
+    ...(view.source === undefined ? [] : [`${pad('Source')}git ${escapeForDisplay(view.source)}`]),
     `${pad('Command')}${shown.command}`,
     `${pad('Input')}${inputLine(view.inputSummary)}`,
     ...shown.values.map((v) => `  ${v.name}: ${v.text}`),

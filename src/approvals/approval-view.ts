@@ -9,6 +9,8 @@ export interface ApprovalView {
   /** Script path relative to the skill folder. */
   script: string;
   bundleSha256: string;
+  /** The pinned git repository the skill comes from, as `url@short-commit`, when it comes from one. */
+  source?: string;
   /** Python module run with `-m` (its file is `script`). */
   module?: string;
   /** Interpreter the script runs with (`python3`, `node`, `bash`), if any. */

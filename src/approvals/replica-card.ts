@@ -23,6 +23,7 @@ const CardViewSchema = z.object({
   skill: z.string().describe('Skill name'),
   script: z.string().describe('Script path relative to the skill folder'),
   bundleSha256: z.string().regex(HEX64).describe('The bundle hash the call is bound to'),
+  source: z.string().max(2100).optional().describe('The pinned git source of the skill, as url@short-commit'),
   module: z.string().optional().describe('Python module run with -m'),
   runner: z.string().optional().describe('Interpreter'),
   callId: z.string().describe('The call waiting'),

@@ -14,6 +14,7 @@ export const EVENT_TYPES = [
   'session_ended',
   'approver_enrolled',
   'approver_removed',
+  'source_updated',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

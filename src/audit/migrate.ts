@@ -44,6 +44,43 @@ WHEN NEW.event_id IS NOT COALESCE(
 BEGIN SELECT RAISE(ABORT, 'audit event does not extend the hash chain'); END;
 `;
 
+/** The event types migration 5 allowed: frozen, as `V1_EVENT_TYPES`. */
+const V5_EVENT_TYPES = [...V1_EVENT_TYPES, 'approver_enrolled', 'approver_removed'] as const;
+
+/**
+ * SQLite cannot change a CHECK in place: the table is rebuilt with the rows as they are (the chain is over the rows, so
+ * it still verifies), then its indexes and triggers are made again exactly as before.
+ */
+const rebuildEvents = (version: number, types: readonly string[]): string => `
+DROP TRIGGER events_no_update;
+DROP TRIGGER events_no_delete;
+DROP TRIGGER events_extend_chain;
+DROP TRIGGER checkpoints_extend;
+
+CREATE TABLE events_v${version} (
+  event_id INTEGER PRIMARY KEY,
+  ts INTEGER NOT NULL,
+  session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
+  call_id TEXT,
+  type TEXT NOT NULL CHECK (type IN (${quoted(types)})),
+  payload TEXT NOT NULL CHECK (json_valid(payload)),
+  prev_hash TEXT NOT NULL,
+  hash TEXT NOT NULL
+) STRICT;
+INSERT INTO events_v${version} (event_id, ts, session_id, call_id, type, payload, prev_hash, hash)
+  SELECT event_id, ts, session_id, call_id, type, payload, prev_hash, hash FROM events ORDER BY event_id;
+DROP TABLE events;
+ALTER TABLE events_v${version} RENAME TO events;
+CREATE INDEX events_session_type ON events(session_id, type);
+CREATE INDEX events_call ON events(call_id) WHERE call_id IS NOT NULL;
+${EVENTS_TRIGGERS_V4}
+CREATE TRIGGER checkpoints_extend BEFORE INSERT ON checkpoints
+WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints)
+  OR NEW.through_event <= (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
+  OR NEW.through_hash IS NOT (SELECT hash FROM events WHERE event_id = NEW.through_event)
+BEGIN SELECT RAISE(ABORT, 'a checkpoint must name a later event of the chain, with its hash'); END;
+`;
+
 /**
  * Numbered migrations, applied in order, each in its own transaction; `PRAGMA user_version` holds the last
  * applied number and `schema_migrations` records when. Never edit a shipped migration: add the next one.
@@ -231,35 +268,12 @@ BEGIN SELECT RAISE(ABORT, 'writer marks are append-only'); END;
     name: 'event types for passkey enrolment and removal',
     // SQLite cannot change a CHECK in place: the table is rebuilt with the rows as they are (the chain is over
     // the rows, so it still verifies), then its indexes and triggers are made again exactly as before.
-    sql: `
-DROP TRIGGER events_no_update;
-DROP TRIGGER events_no_delete;
-DROP TRIGGER events_extend_chain;
-DROP TRIGGER checkpoints_extend;
-
-CREATE TABLE events_v5 (
-  event_id INTEGER PRIMARY KEY,
-  ts INTEGER NOT NULL,
-  session_id TEXT NOT NULL REFERENCES sessions(session_id) DEFERRABLE INITIALLY DEFERRED,
-  call_id TEXT,
-  type TEXT NOT NULL CHECK (type IN (${quoted(EVENT_TYPES)})),
-  payload TEXT NOT NULL CHECK (json_valid(payload)),
-  prev_hash TEXT NOT NULL,
-  hash TEXT NOT NULL
-) STRICT;
-INSERT INTO events_v5 (event_id, ts, session_id, call_id, type, payload, prev_hash, hash)
-  SELECT event_id, ts, session_id, call_id, type, payload, prev_hash, hash FROM events ORDER BY event_id;
-DROP TABLE events;
-ALTER TABLE events_v5 RENAME TO events;
-CREATE INDEX events_session_type ON events(session_id, type);
-CREATE INDEX events_call ON events(call_id) WHERE call_id IS NOT NULL;
-${EVENTS_TRIGGERS_V4}
-CREATE TRIGGER checkpoints_extend BEFORE INSERT ON checkpoints
-WHEN NEW.seq IS NOT (SELECT COALESCE(MAX(seq), 0) + 1 FROM checkpoints)
-  OR NEW.through_event <= (SELECT COALESCE(MAX(through_event), 0) FROM checkpoints)
-  OR NEW.through_hash IS NOT (SELECT hash FROM events WHERE event_id = NEW.through_event)
-BEGIN SELECT RAISE(ABORT, 'a checkpoint must name a later event of the chain, with its hash'); END;
-`,
+    sql: rebuildEvents(5, V5_EVENT_TYPES),
+  },
+  {
+    version: 6,
+    name: 'event type for git source updates',
+    sql: rebuildEvents(6, EVENT_TYPES),
   },
 ];
 

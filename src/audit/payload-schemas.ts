@@ -352,6 +352,26 @@ export const ApproverRemovedPayloadSchema = z.strictObject({
   removed_at: z.string().max(40).describe('When it was removed (ISO 8601)'),
 });
 
+/** `skills-mcp sources update`: a pinned git source fetched again, at the commit the configuration names. */
+export const SourceUpdatedPayloadSchema = z.strictObject({
+  url: z
+    .string()
+    .min(1)
+    .max(2048)
+    .describe('The repository URL (the configuration refuses one holding a password)'),
+  path: z.string().min(1).max(1024).describe('The skills folder inside the repository'),
+  ref: z.string().min(1).max(255).describe('The ref as configured: the commit, or the moving ref resolved'),
+  old_commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .nullable()
+    .describe('The commit the checkout held before, null when there was none (or its pin was unreadable)'),
+  new_commit: z
+    .string()
+    .regex(/^[0-9a-f]{40}$/)
+    .describe('The commit fetched and served from now on'),
+});
+
 export const payloadSchemas = {
   session_started: SessionStartedPayloadSchema,
   tool_call_requested: ToolCallRequestedPayloadSchema,
@@ -367,6 +387,7 @@ export const payloadSchemas = {
   session_ended: SessionEndedPayloadSchema,
   approver_enrolled: ApproverEnrolledPayloadSchema,
   approver_removed: ApproverRemovedPayloadSchema,
+  source_updated: SourceUpdatedPayloadSchema,
 } as const satisfies Record<EventType, z.ZodType>;
 
 /** The payload type of each event type. */

@@ -161,6 +161,13 @@ export const RUNS_OPTIONS = {
   help: HELP_FLAG,
 } as const satisfies OptionTable;
 
+/** `skills-mcp sources list|update`. */
+export const SOURCES_OPTIONS = {
+  audit: AUDIT_PATH,
+  config: CONFIG_FILE,
+  help: HELP_FLAG,
+} as const satisfies OptionTable;
+
 /** `skills-mcp bundles prune`. */
 export const BUNDLES_OPTIONS = {
   'unused-for': {

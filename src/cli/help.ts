@@ -10,6 +10,7 @@ import {
   LIST_OPTIONS,
   RUN_OPTIONS,
   RUNS_OPTIONS,
+  SOURCES_OPTIONS,
   SERVE_OPTIONS,
 } from './command-options.js';
 import { AUDIT_OPTIONS } from './audit-options.js';
@@ -125,6 +126,7 @@ Usage:
   skills-mcp bundles prune [--unused-for DAYS] [--dry-run]    remove verified skill copies no longer used
   skills-mcp console [--audit PATH]                           print the approval console link (for you, not the model)
   skills-mcp approvers <enroll|list|remove> [--name LABEL]    the passkeys that approve runs in the console
+  skills-mcp sources <list|update>                            the pinned git repositories of skills: (fetch them)
 
 Run "skills-mcp <command> --help" for a command's options.
 Options for every command: --help, --version.
@@ -152,6 +154,19 @@ DAYS ago. The server also does this at start and every 6 hours.
 
 Options:
 ${optionsHelp(RUNS_OPTIONS)}`,
+  sources: `Usage: skills-mcp sources <list|update> [--audit PATH] [--config FILE]
+
+The git repositories listed in skills: as {git: URL, ref: COMMIT, path: DIR}, checked out in sources/git/ of the
+state folder (data_dir, else beside the audit database). A start fetches a repository only when it has no checkout
+yet, and serves a checkout only when it is the pinned commit with no file changed, added or removed.
+
+  list     each source as url@commit, its path and its state (ok, not fetched, changed: what differs)
+  update   fetch each source again at the commit its ref names now, and put it in place of the old checkout;
+           recorded in the audit log (source_updated: url, path, ref, old and new commit) before it is put in place.
+           A source already checked out, unchanged, at the full commit id it pins is left as it is.
+
+Options:
+${optionsHelp(SOURCES_OPTIONS)}`,
   bundles: `Usage: skills-mcp bundles prune [--unused-for DAYS] [--dry-run] [--audit PATH] [--config FILE]
 
 Runs execute from read-only, verified copies of the approved skill files (bundles/ beside the audit database, or in

@@ -4,10 +4,11 @@ import { envFindings } from '../envs/env-findings.js';
 import { describeGrants } from '../gate/effective-requests.js';
 import { loadCatalog } from '../skills/catalog.js';
 import { hostFolderOf } from '../skills/host-skill-folders.js';
+import { isInside } from '../skills/list-skill-files.js';
 import { displayPath, formatFinding } from './format-finding.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig, withArchives } from './resolve-config.js';
+import { defined, resolveConfig, withSources } from './resolve-config.js';
 import { LIST_OPTIONS } from './command-options.js';
 import { parseOptions } from './option-table.js';
 
@@ -30,7 +31,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
   }
   const loaded = resolveConfig(io, defined({ skills: values.skills }), values.config);
   if (loaded === undefined) return 2;
-  withArchives(io, loaded);
+  if (!withSources(io, loaded)) return 2;
   if (loaded.config.skills.length === 0) {
     io.err('skills-mcp list: no skills folder: pass --skills DIR or set skills: in skills-mcp.yaml\n');
     return 2;
@@ -53,6 +54,9 @@ export function runList(args: string[], io: CliIo): ExitCode {
     const f = hosts === undefined ? undefined : hostFolderOf(hosts, dir);
     return f === undefined ? undefined : `${f.host} (${f.scope})`;
   };
+  const gitRoots = loaded.config.git_roots;
+  /** `url@short-commit` for a skill from a pinned git source. */
+  const sourceOf = (dir: string) => gitRoots?.find((r) => isInside(r.root, dir))?.label;
   if (values.json) {
     const skills = catalog.skills.map((s) => ({
       name: s.name,
@@ -60,6 +64,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
       kind: s.kind,
       origin: displayPath(s.dir, io.cwd),
       ...(hosts === undefined ? {} : { host: hostOf(s.dir) ?? null }),
+      ...(gitRoots === undefined ? {} : { source: sourceOf(s.dir) ?? null }),
       entryPoint: s.entryPoint ?? null,
       warnings: s.warnings.map((w) => ({ rule: w.rule, message: w.message })),
       runsWith: grantsOf(s),
@@ -83,8 +88,18 @@ export function runList(args: string[], io: CliIo): ExitCode {
     return 0;
   }
   const withHost = hosts !== undefined;
+  const withSource = gitRoots !== undefined;
   const rows = [
-    ['NAME', 'KIND', 'TOOL', 'ORIGIN', ...(withHost ? ['HOST'] : []), 'WARNINGS', 'UNDECLARED IMPORTS'],
+    [
+      'NAME',
+      'KIND',
+      'TOOL',
+      'ORIGIN',
+      ...(withHost ? ['HOST'] : []),
+      ...(withSource ? ['SOURCE'] : []),
+      'WARNINGS',
+      'UNDECLARED IMPORTS',
+    ],
   ];
   for (const s of catalog.skills) {
     rows.push(
@@ -94,6 +109,7 @@ export function runList(args: string[], io: CliIo): ExitCode {
         s.toolName === s.name ? '=' : s.toolName,
         displayPath(s.dir, io.cwd),
         ...(withHost ? [hostOf(s.dir) ?? '-'] : []),
+        ...(withSource ? [sourceOf(s.dir) ?? '-'] : []),
         s.warnings.map((w) => w.rule).join(', ') || '-',
         undeclared(s.name).join(', ') || '-',
       ].map((cell) => escapeForDisplay(cell)),

@@ -100,6 +100,10 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
               : { path: auditPath, sqliteDriver: c.audit_sqlite_driver, ...writerKeyOf(c, auditPath) },
         });
       }
+      case 'sources': {
+        const { runSources } = await import('./sources.js');
+        return runSources(rest, io);
+      }
       case 'run': {
         const { runRun } = await import('./run.js');
         return await runRun(rest, io, stdin);

@@ -7,6 +7,7 @@ import { isSkillsError } from '../errors.js';
 import { escapeForDisplay } from '../escape-for-display.js';
 import { readOnlyPathLines } from '../sandbox/load-profile.js';
 import { archiveRoots } from '../skills/archive-roots.js';
+import { gitSourceRoots } from '../skills/git-source-roots.js';
 import { findHostSkillFolders, type HostFolderScan } from '../skills/host-skill-folders.js';
 import { configFromEnv } from './env-config.js';
 import { resolveLocalBase } from './audit-path.js';
@@ -91,10 +92,29 @@ export const defined = <T extends Record<string, unknown>>(o: T): Partial<T> =>
   Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 
 /**
+ * Adds the checked-out folders of the pinned git sources (fetching one not fetched yet), then the archives, as roots.
+ * A git source whose checkout differs from its pin stops the command: false, having said why and what fixes it.
+ */
+export function withSources<T extends LoadedConfig>(io: CliIo, loaded: T): boolean {
+  const { config } = loaded;
+  if (config.git_sources.length > 0) {
+    const found = gitSourceRoots(config.git_sources, sourcesDir(config, io), io.env);
+    if (found.problems.length > 0) {
+      io.err(found.problems.map((p) => `skills-mcp: ${escapeForDisplay(p)}\n`).join(''));
+      return false;
+    }
+    config.skills = [...config.skills, ...found.roots.map((r) => r.root)];
+    config.git_roots = found.roots;
+  }
+  withArchives(io, loaded);
+  return true;
+}
+
+/**
  * Adds the extracted `.skill` / `.zip` archives found in the skills folders as roots of their own (extracted under
  * `<state>/sources/archives/`), and says on stderr which archives were refused and why.
  */
-export function withArchives<T extends LoadedConfig>(io: CliIo, loaded: T): T {
+function withArchives<T extends LoadedConfig>(io: CliIo, loaded: T): T {
   const { config } = loaded;
   const found = archiveRoots(config.skills, archivesDir(config, io));
   for (const f of found.findings) io.err(`skills-mcp: ${formatFinding(f, io.cwd)}\n`);
@@ -102,6 +122,9 @@ export function withArchives<T extends LoadedConfig>(io: CliIo, loaded: T): T {
   return loaded;
 }
 
-/** Where skill archives are extracted: `sources/archives` in `data_dir`, else beside the audit database. */
-export const archivesDir = (config: Config, io: CliIo): string =>
-  join(config.data_dir ?? dirname(resolveLocalBase(config, io)), 'sources', 'archives');
+/** Where fetched and extracted sources are kept: `sources` in `data_dir`, else beside the audit database. */
+export const sourcesDir = (config: Config, io: CliIo): string =>
+  join(config.data_dir ?? dirname(resolveLocalBase(config, io)), 'sources');
+
+/** Where skill archives are extracted. */
+export const archivesDir = (config: Config, io: CliIo): string => join(sourcesDir(config, io), 'archives');

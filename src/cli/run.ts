@@ -19,7 +19,7 @@ import { loadCatalog } from '../skills/catalog.js';
 import { createServices } from './create-services.js';
 import { HELP } from './help.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig, withArchives } from './resolve-config.js';
+import { defined, resolveConfig, withSources } from './resolve-config.js';
 import { refusePostgresAudit } from './audit-path.js';
 import { packageVersion } from '../package-root.js';
 
@@ -114,7 +114,7 @@ export async function runRun(args: string[], io: CliIo, stdin: NodeJS.ReadableSt
   }) as Partial<ConfigInput>;
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
-  withArchives(io, loaded);
+  if (!withSources(io, loaded)) return 2;
   const { config } = loaded;
   if (refusePostgresAudit(config, io, 'run')) return 2;
   const catalog = loadCatalog(config.skills.length > 0 ? config.skills : [resolve(io.cwd, 'skills')]);

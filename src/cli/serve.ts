@@ -24,7 +24,7 @@ import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig, withArchives } from './resolve-config.js';
+import { defined, resolveConfig, withSources } from './resolve-config.js';
 import { resolveLocalBase } from './audit-path.js';
 import { packageBuild, packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
@@ -79,7 +79,7 @@ async function serve(
   if (values['approval-console']) flags.approval = { console: true };
   const loaded = resolveConfig(io, flags, values.config);
   if (loaded === undefined) return 2;
-  withArchives(io, loaded);
+  if (!withSources(io, loaded)) return 2;
   const { config } = loaded;
   if (config.audit !== undefined && isPostgresUrl(config.audit)) {
     try {

@@ -32,7 +32,23 @@ export interface LoadedConfig {
 
 /** Turns zod issues into `path: message` lines. */
 export function formatIssues(issues: readonly z.core.$ZodIssue[], prefix = ''): string[] {
-  return issues.map((i) => `${prefix}${i.path.length === 0 ? '(root)' : i.path.join('.')}: ${i.message}`);
+  return issues.flatMap((i) => {
+    const inner = i.code === 'invalid_union' ? unionBranch(i.errors) : undefined;
+    if (inner !== undefined)
+      return formatIssues(
+        inner.map((x) => ({ ...x, path: [...i.path, ...x.path] })),
+        prefix,
+      );
+    return [`${prefix}${i.path.length === 0 ? '(root)' : i.path.join('.')}: ${i.message}`];
+  });
+}
+
+/** Of a union's failed branches, the one the value had the shape of (the others failed on its type), if one. */
+function unionBranch(
+  branches: readonly (readonly z.core.$ZodIssue[])[],
+): readonly z.core.$ZodIssue[] | undefined {
+  const shaped = branches.filter((b) => !b.every((x) => x.code === 'invalid_type' && x.path.length === 0));
+  return shaped.length === 1 ? shaped[0] : undefined;
 }
 
 /** Reads and layers the configuration. Throws CONFIG_INVALID whose `details.lines` are `path: message` lines. */
@@ -47,7 +63,7 @@ export function loadConfig(src: ConfigSources): LoadedConfig {
   // Parsed once per process: zod's compiled fast path for each nested object would cost more to build than it saves.
   const parsed = ConfigSchema.safeParse(merged, { jitless: true });
   if (!parsed.success) throw invalid(formatIssues(parsed.error.issues, haveFile ? `${file}: ` : ''));
-  const config = parsed.data;
+  const config: Config = parsed.data;
   // Paths from the file are relative to the file; paths from env and flags to the working directory.
   const fromFileOnly = (key: PathKey) =>
     haveFile && src.flags?.[key] === undefined && src.env?.[key] === undefined;

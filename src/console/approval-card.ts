@@ -36,6 +36,12 @@ export function approvalFacts(a: ConsoleApproval, base: string): Html {
     <dd><code>${shown(v.skill)}</code></dd>
     <dt>Script</dt>
     <dd><code>${shown(v.script)}</code> (bundle ${short(v.bundleSha256)})</dd>
+    ${
+      v.source === undefined
+        ? ''
+        : html`<dt>Source</dt>
+            <dd>git <code>${shown(v.source)}</code></dd>`
+    }
     <dt>Sandbox</dt>
     <dd>
       ${v.sandbox.enforced ? html`profile <code>${v.sandbox.profile}</code>` : badge('OFF: not sandboxed', 'bad')}

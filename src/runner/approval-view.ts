@@ -6,6 +6,7 @@ import type { ApprovalView } from '../approvals/approval-view.js';
 import type { PreparedCall } from './prepare-call.js';
 import { sessionFolderPath } from './session-folder.js';
 import { runsUnsandboxed } from './call-profile.js';
+import { isInside } from '../skills/list-skill-files.js';
 
 /**
  * Where a person sees in full what the form cannot show (secret-named values, values too long for it): the console's
@@ -18,6 +19,12 @@ function fullInputAt(config: Config, callId: string): string {
   return config.approval.console === 'auto'
     ? `${page}, when the console is on; else ${deny}`
     : `no screen here shows them in full (the approval console, approval.console: true, would): ${deny}`;
+}
+
+/** The git source a skill folder lies in (its label), as a spread. */
+function sourceOf(config: Config, dir: string): { source?: string } {
+  const found = config.git_roots?.find((r) => isInside(r.root, dir));
+  return found === undefined ? {} : { source: found.label };
 }
 
 /** What the person is shown for a call: the approval form and the console render it. */
@@ -38,6 +45,7 @@ export function approvalView(
     script: call.script,
     ...(call.module === undefined ? {} : { module: call.module }),
     bundleSha256: call.bundle.sha256,
+    ...sourceOf(config, call.skill.dir),
     runner: call.program,
     callId,
     argv: call.args,

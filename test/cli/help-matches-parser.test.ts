@@ -16,6 +16,8 @@ const COMMANDS: readonly (readonly string[])[] = [
   ['run'],
   ['runs', 'prune'],
   ['bundles', 'prune'],
+  ['sources', 'list'],
+  ['sources', 'update'],
   ['deps', 'list'],
   ['config', 'claude-desktop'],
   ['lint'],

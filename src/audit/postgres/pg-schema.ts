@@ -23,6 +23,8 @@ const V1_EVENT_TYPES = [
   'session_error',
   'session_ended',
 ];
+/** The event types the passkey migration allowed: frozen. */
+const PASSKEY_EVENT_TYPES = [...V1_EVENT_TYPES, 'approver_enrolled', 'approver_removed'];
 const HEX64 = `'^[0-9a-f]{64}$'`;
 
 /** Triggers that make `table` append-only for every role, its owner included. */
@@ -132,6 +134,12 @@ export const PG_MIGRATIONS: readonly string[] = [
   `,
   `
   -- Passkey enrolment and removal are events of the log too.
+  ALTER TABLE ${PG_SCHEMA}.audit_events
+    DROP CONSTRAINT audit_events_type_check,
+    ADD CONSTRAINT audit_events_type_check CHECK (type IN (${quoted(PASSKEY_EVENT_TYPES)}));
+  `,
+  `
+  -- So is an update of a pinned git source.
   ALTER TABLE ${PG_SCHEMA}.audit_events
     DROP CONSTRAINT audit_events_type_check,
     ADD CONSTRAINT audit_events_type_check CHECK (type IN (${quoted(EVENT_TYPES)}));

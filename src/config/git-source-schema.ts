@@ -1,0 +1,101 @@
+import * as z from 'zod';
+
+/** A full commit id: what a pinned source names. */
+export const COMMIT_ID = /^[0-9a-f]{40}$/;
+
+/** The URL schemes git may use for a source; everything else (`ext::`, `git://`, `http://`, `host:path`) is refused. */
+const ALLOWED_URL = /^(?:file:\/\/\/|https:\/\/|ssh:\/\/)[^\s]+$/;
+
+/** A branch or tag name git would accept, and never one that could pass for an option. */
+const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/;
+
+/** Why a URL cannot be used, or undefined. */
+export function gitUrlProblem(url: string): string | undefined {
+  if (!ALLOWED_URL.test(url))
+    return 'must be a file:///, https:// or ssh:// URL (ext::, git://, http:// and host:path forms are refused)';
+  const auth = /^[a-z]+:\/\/([^/@]*)@/.exec(url)?.[1];
+  if (auth?.includes(':') === true)
+    return 'must not hold a password: the URL is shown and audited (use an ssh key for private repositories)';
+  return undefined;
+}
+
+/** Why a `path:` does not stay inside the repository, or undefined. */
+export function sourcePathProblem(path: string): string | undefined {
+  if (path.startsWith('/') || /^[A-Za-z]:/.test(path) || path.includes('\\'))
+    return 'must be a path relative to the repository top, with / between parts';
+  const parts = path.split('/').filter((p) => p !== '' && p !== '.');
+  if (parts.includes('..')) return 'must stay inside the repository (no ..)';
+  if (parts.includes('.git')) return 'must not name the .git folder';
+  return undefined;
+}
+
+export const GitSourceSchema = z
+  .strictObject({
+    git: z
+      .string()
+      .min(1)
+      .max(2048)
+      .superRefine((url, ctx) => {
+        const why = gitUrlProblem(url);
+        if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+      })
+      .describe('Repository URL: file:///…, https://… or ssh://… (no password in it).'),
+    ref: z
+      .string()
+      .min(1)
+      .max(255)
+      .describe(
+        'The commit to serve, as its full 40-hex id. A branch or tag name is refused unless allow_moving_ref is true.',
+      ),
+    path: z
+      .string()
+      .min(1)
+      .max(1024)
+      .default('.')
+      .superRefine((p, ctx) => {
+        const why = sourcePathProblem(p);
+        if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
+      })
+      .describe('The skills folder inside the repository, relative to its top (default: the top).'),
+    allow_moving_ref: z
+      .boolean()
+      .default(false)
+      .describe(
+        'Accept a branch or tag name as ref: it is resolved once when fetched, and that commit is what is served until `skills-mcp sources update`.',
+      ),
+  })
+  .superRefine((s, ctx) => {
+    if (COMMIT_ID.test(s.ref)) return;
+    if (!s.allow_moving_ref) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ref'],
+        message: `"${s.ref.slice(0, 64)}" is a moving ref (a branch, a tag or a short id), not a commit: pin the full 40-hex commit id (\`git rev-parse ${REF_NAME.test(s.ref) ? s.ref : '<ref>'}\`), or set allow_moving_ref: true to serve the commit it names when fetched`,
+      });
+    } else if (!REF_NAME.test(s.ref)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['ref'],
+        message: 'must be a branch or tag name (letters, digits, . _ / -) or a full 40-hex commit id',
+      });
+    }
+  })
+  .describe('A git repository pinned at one commit, fetched into the state folder (docs/skill-sources.md).');
+
+export type GitSource = z.infer<typeof GitSourceSchema>;
+
+/** Two entries of one repository must name one ref: there is one checkout per URL. */
+export function oneRefPerUrl(entries: readonly (string | GitSource)[], ctx: z.RefinementCtx): void {
+  const refs = new Map<string, string>();
+  entries.forEach((e, i) => {
+    if (typeof e === 'string') return;
+    const had = refs.get(e.git);
+    if (had === undefined) refs.set(e.git, e.ref);
+    else if (had !== e.ref)
+      ctx.addIssue({
+        code: 'custom',
+        path: [i, 'ref'],
+        message: `${e.git} is already listed at ${had}: one repository is served at one commit`,
+      });
+  });
+}

@@ -1,0 +1,93 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { COMMIT_ID, type GitSource } from '../config/git-source-schema.js';
+import { SkillsError } from '../errors.js';
+import { inCheckout, pathspec, pinFile } from './git-checkout.js';
+import { runGit } from './run-git.js';
+
+/** Tree entry modes git records for a symbolic link and for a submodule. */
+const LINK_MODES = new Set(['120000', '160000']);
+
+/**
+ * Fetches the commit a source names (only that commit, no tags, no submodules) into a new folder, checks it out, and
+ * puts it in place of `checkout` with its pin file (after `beforeSwap`, which may refuse it by throwing: then nothing
+ * changes). Refused when the commit is not the one pinned, `path:` is not a
+ * folder in it, or it holds links or submodules there. Returns the commit served.
+ */
+export function fetchGitSource(
+  source: GitSource,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+  beforeSwap?: (commit: string) => void,
+): string {
+  const parent = dirname(checkout);
+  mkdirSync(parent, { recursive: true, mode: 0o700 });
+  const tmp = `${checkout}.tmp-${randomBytes(6).toString('hex')}`;
+  try {
+    runGit(['init', '--quiet', '--template=', tmp], parent, env);
+    const git = (...args: string[]) => runGit([...inCheckout(tmp), ...args], tmp, env);
+    git(
+      'fetch',
+      '--quiet',
+      '--depth=1',
+      '--no-tags',
+      '--no-recurse-submodules',
+      '--end-of-options',
+      source.git,
+      source.ref,
+    );
+    const commit = git('rev-parse', '--verify', '--end-of-options', 'FETCH_HEAD^{commit}').trim();
+    if (!COMMIT_ID.test(commit) || (COMMIT_ID.test(source.ref) && commit !== source.ref))
+      throw refused(source, `the repository gave commit ${commit.slice(0, 40)}, not ${source.ref}`);
+    const spec = pathspec(source.path);
+    const kind = spec === '.' ? 'tree' : runGitOr(() => git('cat-file', '-t', `${commit}:${spec}`).trim());
+    if (kind !== 'tree')
+      throw refused(source, `path ${source.path} is not a folder at commit ${commit.slice(0, 12)}`);
+    const links = git('ls-tree', '-r', '-z', '--end-of-options', commit, '--', spec)
+      .split('\0')
+      .filter((l) => LINK_MODES.has(l.split(' ')[0] ?? ''))
+      .map((l) => l.slice(l.indexOf('\t') + 1));
+    if (links.length > 0)
+      throw refused(
+        source,
+        `links and submodules are not served, and ${source.path} holds ${links.slice(0, 3).join(', ')}`,
+      );
+    git('checkout', '--quiet', '--detach', commit);
+    writeFileSync(`${tmp}.pin`, `${JSON.stringify({ url: source.git, ref: source.ref, commit })}\n`, {
+      mode: 0o600,
+    });
+    beforeSwap?.(commit);
+    swapIn(tmp, checkout);
+    renameSync(`${tmp}.pin`, pinFile(checkout));
+    return commit;
+  } finally {
+    rmSync(tmp, { recursive: true, force: true });
+    rmSync(`${tmp}.pin`, { force: true });
+  }
+}
+
+/** Puts `tmp` where `checkout` is, removing what was there. */
+function swapIn(tmp: string, checkout: string): void {
+  if (!existsSync(checkout)) {
+    renameSync(tmp, checkout);
+    return;
+  }
+  const old = `${checkout}.old-${randomBytes(6).toString('hex')}`;
+  renameSync(checkout, old);
+  renameSync(tmp, checkout);
+  rmSync(old, { recursive: true, force: true });
+}
+
+function runGitOr(f: () => string): string | undefined {
+  try {
+    return f();
+  } catch {
+    return undefined;
+  }
+}
+
+const refused = (source: GitSource, why: string) =>
+  new SkillsError('SOURCE_INVALID', `git source ${source.git}: ${why}`, {
+    hint: 'Pin a commit whose skills folder holds plain files and folders only.',
+  });

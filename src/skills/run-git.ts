@@ -1,0 +1,61 @@
+import { execFileSync } from 'node:child_process';
+import { SkillsError } from '../errors.js';
+
+/**
+ * Settings given on every git command line, so a checkout's own `.git/config` cannot run anything: no hooks, no
+ * fsmonitor, no links made, no submodules, no pager.
+ */
+const SAFE_CONFIG = [
+  'core.hooksPath=/dev/null',
+  'core.fsmonitor=false',
+  'core.symlinks=false',
+  'core.pager=cat',
+  'submodule.recurse=false',
+  'protocol.allow=never',
+  'protocol.file.allow=always',
+  'protocol.https.allow=always',
+  'protocol.ssh.allow=always',
+  'credential.helper=',
+];
+
+/**
+ * The environment git runs with: none of the server's variables besides what finding programs and ssh keys needs; no
+ * system or user git config, no prompts, only file, https and ssh transports, no replace objects.
+ */
+export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const keep = ['PATH', 'HOME', 'SSH_AUTH_SOCK'] as const;
+  return {
+    ...Object.fromEntries(keep.flatMap((k) => (env[k] === undefined ? [] : [[k, env[k]]]))),
+    LC_ALL: 'C',
+    GIT_CONFIG_NOSYSTEM: '1',
+    GIT_CONFIG_GLOBAL: '/dev/null',
+    GIT_TERMINAL_PROMPT: '0',
+    GIT_ASKPASS: '',
+    SSH_ASKPASS: '',
+    GIT_ALLOW_PROTOCOL: 'file:https:ssh',
+    GIT_NO_REPLACE_OBJECTS: '1',
+    GIT_OPTIONAL_LOCKS: '0',
+    GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
+  };
+}
+
+/** Runs `git args` in `cwd` with the safe settings; returns its stdout. A failure is SOURCE_INVALID with git's words. */
+export function runGit(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): string {
+  try {
+    return execFileSync('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
+      cwd,
+      env: gitEnv(env),
+      encoding: 'utf8',
+      stdio: ['ignore', 'pipe', 'pipe'],
+      maxBuffer: 64 * 1024 * 1024,
+      timeout: 10 * 60_000,
+    });
+  } catch (e) {
+    const stderr = (e as { stderr?: unknown }).stderr;
+    const said = typeof stderr === 'string' ? stderr.trim().split('\n').slice(-3).join(' / ') : '';
+    throw new SkillsError('SOURCE_INVALID', `git ${args[0] ?? ''} failed${said === '' ? '' : `: ${said}`}`, {
+      cause: e,
+      hint: 'Check that git is installed and the URL and commit are right.',
+    });
+  }
+}
