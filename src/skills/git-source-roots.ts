@@ -34,7 +34,7 @@ export function gitSourceRoots(
       if (st.state === 'ok') out.roots.push({ root: st.root, label: sourceLabel(source.git, st.commit) });
       else if (st.state === 'changed')
         out.problems.push(
-          `git source ${source.git}: not served: the checkout ${checkout} is not the one fetched: ${st.why}. Run \`skills-mcp sources update\` to fetch ${source.ref} again.`,
+          `git source ${source.git}: not served: its checkout ${checkout} does not match: ${st.why}. Run \`skills-mcp sources update\` to fetch ${source.ref} again.`,
         );
       else out.problems.push(`git source ${source.git}: not served: it was not fetched`);
     } catch (e) {
