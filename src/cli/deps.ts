@@ -20,7 +20,7 @@ import {
 import { HELP } from './help.js';
 import { recordDepsInstall, type DepsInstallRecord } from './record-deps-install.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig } from './resolve-config.js';
+import { defined, resolveConfig, withSources } from './resolve-config.js';
 import { DEPS_OPTIONS } from './command-options.js';
 import { parseOptions } from './option-table.js';
 
@@ -41,6 +41,7 @@ export async function runDeps(args: string[], io: CliIo): Promise<ExitCode> {
   if (loaded === undefined) return 2;
   const { config } = loaded;
   if (refusePostgresAudit(config, io, 'deps')) return 2;
+  if (!withSources(io, loaded)) return 2;
   if (config.skills.length === 0) {
     io.err('skills-mcp deps: no skills folder: pass --skills DIR or set skills: in skills-mcp.yaml\n');
     return 2;
