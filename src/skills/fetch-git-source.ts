@@ -58,8 +58,7 @@ export function fetchGitSource(
       mode: 0o600,
     });
     beforeSwap?.(commit);
-    swapIn(tmp, checkout);
-    renameSync(`${tmp}.pin`, pinFile(checkout));
+    if (swapIn(tmp, checkout)) renameSync(`${tmp}.pin`, pinFile(checkout));
     return commit;
   } finally {
     rmSync(tmp, { recursive: true, force: true });
@@ -67,16 +66,26 @@ export function fetchGitSource(
   }
 }
 
-/** Puts `tmp` where `checkout` is, removing what was there. */
-function swapIn(tmp: string, checkout: string): void {
+/**
+ * Puts `tmp` where `checkout` is, removing what was there. False when there was none and another process put its own
+ * there first (two starts fetching a new source at once): that one is kept, and checked as any checkout is.
+ */
+function swapIn(tmp: string, checkout: string): boolean {
   if (!existsSync(checkout)) {
-    renameSync(tmp, checkout);
-    return;
+    try {
+      renameSync(tmp, checkout);
+      return true;
+    } catch (e) {
+      const code = (e as NodeJS.ErrnoException).code;
+      if (code === 'ENOTEMPTY' || code === 'EEXIST') return false;
+      throw e;
+    }
   }
   const old = `${checkout}.old-${randomBytes(6).toString('hex')}`;
   renameSync(checkout, old);
   renameSync(tmp, checkout);
   rmSync(old, { recursive: true, force: true });
+  return true;
 }
 
 function runGitOr(f: () => string): string | undefined {

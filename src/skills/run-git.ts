@@ -35,6 +35,7 @@ export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     GIT_ALLOW_PROTOCOL: 'file:https:ssh',
     GIT_NO_REPLACE_OBJECTS: '1',
     GIT_OPTIONAL_LOCKS: '0',
+    GIT_LITERAL_PATHSPECS: '1',
     GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
   };
 }
