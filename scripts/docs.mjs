@@ -32,7 +32,8 @@ function rows(schema, prefix = '') {
     const entry = s.type === 'object' ? s.additionalProperties : undefined;
     if (typeof entry === 'object' && entry.properties) out.push(...rows(entry, `${name}.<name>.`));
     // A list whose entries are a string or a settings object (`skills`): each setting of the object, as `<list>[].<setting>`.
-    const item = s.type === 'array' ? s.items?.anyOf?.find((x) => x.type === 'object' && x.properties) : undefined;
+    const item =
+      s.type === 'array' ? s.items?.anyOf?.find((x) => x.type === 'object' && x.properties) : undefined;
     if (item !== undefined) out.push(...rows(item, `${name}[].`));
   }
   return out;
