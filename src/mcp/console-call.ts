@@ -44,11 +44,11 @@ function progressSender(ctx: ServerContext): ((message: string) => Promise<void>
 }
 
 /** The answer when the wait ends before the person decided: actionable, and the approval stays open. */
-function pendingResult(a: ConsoleApproval, timeoutMs: number): CallToolResult {
+function pendingResult(a: ConsoleApproval, timeoutMs: number, where: string): CallToolResult {
   const target = `${a.view.skill}/${a.view.script}`;
   const text = [
     `Approval pending: skills-mcp is waiting for the user to approve or deny running ${target}. Nothing has run yet.`,
-    `Only the user can decide, in the skills-mcp approval console (${WHERE}).`,
+    `Only the user can decide, in the skills-mcp approval console (${where}).`,
     'Ask the user to decide there, then call this tool again with exactly the same arguments to get the result ' +
       '(the decision is kept for that call; calling again before they decide waits for the decision again). ' +
       `The request expires ${Math.round(timeoutMs / 1000)} s after it was made.`,
@@ -120,11 +120,15 @@ export async function consoleCall(
     withdraw.abort();
   });
   const target = `${a.view.skill}/${a.view.script}`;
+  // With a passkey enrolled, the approval's secret-free link too: it leads on only the person's signed-in browser.
+  const where = con.passkeysEnrolled()
+    ? `${WHERE}; or this approval's link, ${con.approveUrl(a)}, opened in the browser where the console is open`
+    : WHERE;
   void send?.(`Waiting for the user to approve ${target} in the skills-mcp approval console`);
   void ctx.mcpReq
     .log(
       'notice',
-      `Approval needed to run ${target}: the user decides in the skills-mcp approval console (${WHERE}).`,
+      `Approval needed to run ${target}: the user decides in the skills-mcp approval console (${where}).`,
       'skills-mcp',
     )
     .catch(() => undefined);
@@ -142,7 +146,7 @@ export async function consoleCall(
   asked?.end(wake.kind === 'answer' || wake.kind === 'closed');
   switch (wake.kind) {
     case 'released':
-      return pendingResult(a, config.approval.timeout_ms);
+      return pendingResult(a, config.approval.timeout_ms, where);
     case 'closed':
       return toResult(wake.result ?? NO_LONGER_PENDING);
     case 'answer': {

@@ -161,6 +161,31 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
       }
     }, 120_000);
 
+    it('tells a form-only client where to approve, with the secret-free link and no form', async () => {
+      const s = await start(POLICY.replace('60000', '3000'), {
+        era,
+        setup: addCanary,
+        env: { SKILLS_MCP_LOG_LEVEL: 'info' },
+      });
+      await waitFor(() => s.c.stderr().includes('approval console ready'), 10_000, 'the console to start');
+      const asked = answerEvery(s, 'accept');
+      const { context, page } = await pageWithPasskey(browser());
+      try {
+        await enrollWith(page, s.fx.auditPath, 'alice');
+        const r = await s.c.client.callTool({ name: 'canary', arguments: {} });
+        const base = consoleBase(s.fx.auditPath);
+        expect(r.isError).toBe(true);
+        expect(r._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+        const link = /http:\/\/127\.0\.0\.1:(\d+)\/approve\/[A-Za-z0-9_-]+/.exec(textOf(r));
+        expect(link?.[1], textOf(r)).toBe(new URL(base).port);
+        expect(textOf(r)).not.toContain(new URL(base).pathname.split('/')[1]!);
+        expect(asked).toHaveLength(0);
+        expect(canaryRan(s.fx)).toBe(false);
+      } finally {
+        await context.close();
+      }
+    }, 120_000);
+
     it('withdraws the request when the client declines the URL elicitation: nothing runs', async () => {
       const { s, context, result } = await waitingCall('decline');
       try {
