@@ -89,7 +89,7 @@ export interface ApprovalQueue {
    * pending, after which no decision from the page applies to it.
    */
   take(a: ConsoleApproval): boolean;
-    /** Records what became of an approval a request resumed (`note` overrides the words for the page). */
+  /** Records what became of an approval a request resumed (`note` overrides the words for the page). */
   finish(a: ConsoleApproval, result: CallResult, note?: string): void;
   get(id: string): ConsoleApproval | undefined;
   /** Every approval known, newest first (closed ones are kept for a while for the page). */

@@ -16,8 +16,8 @@ const HOP_PAGE = `<!doctype html>${
         <p>
           This link leads to an approval only in a browser signed in to the approval console of the skills-mcp
           server that sent it. Open the console there (the page skills-mcp opened in your browser, or the link
-          <code>skills-mcp console</code> prints in your terminal), then open this link again, or find the approval
-          in the console's list. Approving needs your enrolled passkey.
+          <code>skills-mcp console</code> prints in your terminal), then open this link again, or find the
+          approval in the console's list. Approving needs your enrolled passkey.
         </p>
       </main>
     </body>

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { guardRequest } from './request-guard.js';
-import { createSignInCookie, type SignInCookie } from './sign-in-cookie.js';
+import { createSignInCookie } from './sign-in-cookie.js';
 import type { RouteRequest, RouteResponse } from './route-types.js';
 
 const MAX_BODY = 4096;
@@ -71,7 +71,7 @@ export async function startConsoleServer(opts: {
 }): Promise<ConsoleServer> {
   const { secret, log } = opts;
   let port = 0;
-  let signIn: SignInCookie | undefined;
+  const signIn = createSignInCookie();
   const server = createServer((req, res) => {
     const guard = guardRequest(
       {
@@ -94,7 +94,7 @@ export async function startConsoleServer(opts: {
     }
     const method = req.method as RouteRequest['method'];
     // A page of the secret path signs the browser in; the secret-free page only reads the sign-in.
-    const cookie = guard.secretless === true ? undefined : signIn?.header;
+    const cookie = guard.secretless === true ? undefined : signIn.header(port);
     void (async () => {
       const body = method === 'POST' ? await readBody(req) : undefined;
       if (method === 'POST' && body === undefined) {
@@ -107,7 +107,7 @@ export async function startConsoleServer(opts: {
         contentType: header(req, 'content-type'),
         ...(body === undefined ? {} : { body }),
         ...(guard.secretless === true
-          ? { secretless: true as const, signedIn: signIn?.signedIn(header(req, 'cookie')) === true }
+          ? { secretless: true as const, signedIn: signIn.signedIn(header(req, 'cookie'), port) }
           : {}),
       });
       send(res, r, method === 'HEAD', cookie);
@@ -125,7 +125,6 @@ export async function startConsoleServer(opts: {
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
   });
   port = (server.address() as AddressInfo).port;
-  signIn = createSignInCookie(port);
   return {
     url: `http://127.0.0.1:${port}/${secret}/`,
     close: () =>

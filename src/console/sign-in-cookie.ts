@@ -7,19 +7,21 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
  * site's link or form never carries it). Cookies are not scoped by port, so the name holds this listener's port.
  */
 export interface SignInCookie {
-  /** The `Set-Cookie` value. */
-  readonly header: string;
-  /** True when a request's `Cookie` header holds this console's sign-in. */
-  signedIn(cookieHeader: string | undefined): boolean;
+  /** The `Set-Cookie` value for the listener on `port`. */
+  header(port: number): string;
+  /** True when a request's `Cookie` header holds the sign-in of the console on `port`. */
+  signedIn(cookieHeader: string | undefined, port: number): boolean;
 }
 
-export function createSignInCookie(port: number): SignInCookie {
-  const name = `skills-mcp-console-${port}`;
+const nameFor = (port: number) => `skills-mcp-console-${port}`;
+
+export function createSignInCookie(): SignInCookie {
   const token = randomBytes(32).toString('base64url');
   const want = Buffer.from(token);
   return {
-    header: `${name}=${token}; Path=/; HttpOnly; SameSite=Strict`,
-    signedIn(cookieHeader) {
+    header: (port) => `${nameFor(port)}=${token}; Path=/; HttpOnly; SameSite=Strict`,
+    signedIn(cookieHeader, port) {
+      const name = nameFor(port);
       if (cookieHeader === undefined) return false;
       return cookieHeader.split(';').some((part) => {
         const eq = part.indexOf('=');

@@ -177,7 +177,11 @@ async function withdrawApproval(
   action: 'decline' | 'cancel',
 ): Promise<CallResult> {
   const r = await deps.runner.resume(a.callId, req.session, { action }, { ...cc, channel: 'elicitation' });
-  deps.console.queue.finish(a, r, `${action === 'decline' ? 'declined' : 'cancelled'} in the client; not run`);
+  deps.console.queue.finish(
+    a,
+    r,
+    `${action === 'decline' ? 'declined' : 'cancelled'} in the client; not run`,
+  );
   return r;
 }
 

@@ -116,8 +116,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
     );
     const bridge: GateBridge = {
       server,
-      mintState: (callId, ctx, via) =>
-        codec.mint(via === undefined ? { callId } : { callId, via }, ctx),
+      mintState: (callId, ctx, via) => codec.mint(via === undefined ? { callId } : { callId, via }, ctx),
     };
     return { server, bridge };
   };

@@ -159,7 +159,12 @@ export async function gatedCall(
     const cctx = callContext(deps, b, req, ctx);
     const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
     const state = ctx.mcpReq.requestState<{ callId?: unknown; via?: unknown }>();
-    if (typeof state === 'object' && state !== null && typeof state.callId === 'string' && state.via === 'url') {
+    if (
+      typeof state === 'object' &&
+      state !== null &&
+      typeof state.callId === 'string' &&
+      state.via === 'url'
+    ) {
       // The answer to a URL elicitation approves nothing: accept waits for the console, the rest withdraw.
       if (deps.console === undefined) throw new SkillsError('INTERNAL', 'no approval console to ask in');
       const con = { ...deps, console: deps.console };

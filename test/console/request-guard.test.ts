@@ -41,18 +41,22 @@ describe('guardRequest', () => {
       { secFetchSite: 'cross-site', secFetchMode: 'no-cors' },
       403,
     ],
-    ['an approval\'s secret-free link', { url: '/approve/AbC_-12' }, 'ok'],
+    ["an approval's secret-free link", { url: '/approve/AbC_-12' }, 'ok'],
     [
-      'an approval\'s secret-free link opened from another site (a link, a chat app)',
+      "an approval's secret-free link opened from another site (a link, a chat app)",
       { url: '/approve/AbC_-12', secFetchSite: 'cross-site', secFetchMode: 'navigate' },
       'ok',
     ],
     [
-      'an approval\'s secret-free link as a cross-site subresource',
+      "an approval's secret-free link as a cross-site subresource",
       { url: '/approve/AbC_-12', secFetchSite: 'cross-site', secFetchMode: 'cors' },
       403,
     ],
-    ['a POST to an approval\'s secret-free link', { url: '/approve/AbC_-12', method: 'POST', origin: ORIGIN }, 404],
+    [
+      "a POST to an approval's secret-free link",
+      { url: '/approve/AbC_-12', method: 'POST', origin: ORIGIN },
+      404,
+    ],
     ['anything else under /approve/ without the secret', { url: '/approve/AbC/approvals' }, 404],
     ['the secret-free link with a foreign Host', { url: '/approve/AbC', host: `evil.example:${PORT}` }, 403],
     ['PUT', { method: 'PUT' }, 405],
@@ -68,7 +72,7 @@ describe('guardRequest', () => {
     expect(r.ok && r.query.get('decision')).toBe('approved');
   });
 
-  it('marks an approval\'s secret-free link as outside the secret, with its whole path', () => {
+  it("marks an approval's secret-free link as outside the secret, with its whole path", () => {
     const r = guard({ url: '/approve/AbC_-12' });
     expect(r).toMatchObject({ ok: true, path: '/approve/AbC_-12', secretless: true });
     expect(guard({})).not.toHaveProperty('secretless');

@@ -60,7 +60,7 @@ interface Asked {
 function answerEvery(s: GatedServer, action: 'accept' | 'decline'): Asked[] {
   const asked: Asked[] = [];
   s.c.client.setRequestHandler('elicitation/create', (req) => {
-    asked.push({ params: req.params as Record<string, unknown> });
+    asked.push({ params: req.params });
     return Promise.resolve({ action });
   });
   return asked;
@@ -115,20 +115,28 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
           .getByText(/Approved once|Not approved: |Not accepted|Confirm with/)
           .first()
           .waitFor();
-        expect(await page.getByText(/^Not approved: /).count(), await page.locator('main').innerText()).toBe(0);
+        expect(await page.getByText(/^Not approved: /).count(), await page.locator('main').innerText()).toBe(
+          0,
+        );
         const r = await result;
         expect(r.isError, textOf(r)).toBeFalsy();
         expect(canaryRan(s.fx)).toBe(true);
         expect(asked).toHaveLength(1);
         if (era === 'legacy')
-          await waitFor(() => completed.includes(String(params.elicitationId)), 10_000, 'elicitation/complete');
+          await waitFor(
+            () => completed.includes(String(params.elicitationId)),
+            10_000,
+            'elicitation/complete',
+          );
         await s.c.close();
         expect(decisions(s.fx)).toEqual(['ok:approved:user:console']);
         expect(payloads(s.fx.auditPath, 'approval_requested')).toEqual([
           expect.objectContaining({ channel: 'console', url_elicitation: true }),
         ]);
         const [decided] = payloads(s.fx.auditPath, 'approval_decided');
-        expect((decided?.passkey as Record<string, unknown> | undefined)?.signature).toMatch(/^[A-Za-z0-9_-]+$/);
+        expect((decided?.passkey as Record<string, unknown> | undefined)?.signature).toMatch(
+          /^[A-Za-z0-9_-]+$/,
+        );
         const verified = runCli(['audit', 'verify', '--audit', s.fx.auditPath]);
         expect(verified.code, verified.stdout + verified.stderr).toBe(0);
         expect(verified.stdout).toContain('passkeys: ok, 1 passkey approval');
@@ -195,7 +203,9 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
         expect(await pendingLinks(consoleBase(s.fx.auditPath))).toEqual([]);
         await s.c.close();
         // Recorded as the client's answer: declined, or answered unseen when it came faster than a person reads.
-        expect(decisions(s.fx)).toEqual([expect.stringMatching(/^denied:denied:(declined|answered_unseen):/)]);
+        expect(decisions(s.fx)).toEqual([
+          expect.stringMatching(/^denied:denied:(declined|answered_unseen):/),
+        ]);
         expect(payloads(s.fx.auditPath, 'approval_decided')).toEqual([
           expect.objectContaining({ decision: 'denied', channel: 'elicitation' }),
         ]);
