@@ -1,7 +1,7 @@
 import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
-import { gatedServers, type GatedServer } from '../helpers/gated-server.js';
+import { gatedServers, type GatedServer, type GatedServerOptions } from '../helpers/gated-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import type { Era } from '../helpers/stdio-client.js';
 import { textOf } from '../helpers/text-of.js';
@@ -73,10 +73,13 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
     const start = gatedServers();
 
     /** A server with the console on and a passkey enrolled, a call waiting, and the URL elicitation it sent. */
-    async function waitingCall(action: 'accept' | 'decline') {
+    async function waitingCall(
+      action: 'accept' | 'decline',
+      capabilities: GatedServerOptions['capabilities'] = URL_CLIENT,
+    ) {
       const s = await start(POLICY, {
         era,
-        capabilities: URL_CLIENT,
+        capabilities,
         setup: addCanary,
         env: { SKILLS_MCP_LOG_LEVEL: 'info' },
       });
@@ -194,9 +197,10 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
       }
     }, 120_000);
 
-    it('withdraws the request when the client declines the URL elicitation: nothing runs', async () => {
-      const { s, context, result } = await waitingCall('decline');
+    it('withdraws the request when a URL-only client declines the URL elicitation: nothing runs', async () => {
+      const { s, context, result, params } = await waitingCall('decline', { elicitation: { url: {} } });
       try {
+        expect(params.mode).toBe('url');
         const r = await result;
         expect(r.isError).toBe(true);
         expect(canaryRan(s.fx)).toBe(false);
