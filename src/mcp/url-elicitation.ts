@@ -35,7 +35,7 @@ export const urlElicitationMessage = (a: ConsoleApproval): string =>
 export interface UrlAsk {
   /** Settles when the client declines or cancels it (it withdraws the request); never on accept. */
   readonly withdrawn: Promise<'decline' | 'cancel'>;
-  /** The wait is over: `done` sends `notifications/elicitation/complete` once the client accepted; a form still open is withdrawn. */
+  /** The wait is over: `done` sends `notifications/elicitation/complete` once the client accepted it; one still unanswered is withdrawn. */
   end(done: boolean): void;
 }
 
