@@ -17,6 +17,7 @@ const unit = [
   'test/audit/record-queue.test.ts',
   'test/audit/seal-pending-view.test.ts',
   'test/console/request-guard.test.ts',
+  'test/console/sign-in-cookie.test.ts',
   'test/display/**/*.test.ts',
   'test/gate/approval-key.test.ts',
   'test/gate/approval-message-order.test.ts',

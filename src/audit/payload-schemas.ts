@@ -193,6 +193,12 @@ export const ApprovalRequestedPayloadSchema = z.strictObject({
   approval_key: Sha256Schema.describe('The key being asked about'),
   channel: ApprovalChannelSchema,
   shown: ShownPayloadSchema.optional(),
+  url_elicitation: z
+    .literal(true)
+    .optional()
+    .describe(
+      "The client was sent a URL-mode elicitation with the console approval's secret-free link; its answer approves nothing",
+    ),
 });
 
 export const ApprovalDecidedPayloadSchema = z.strictObject({

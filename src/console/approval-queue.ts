@@ -84,6 +84,11 @@ export interface ApprovalQueue {
     decision: ApprovalDecision,
     passkey?: PasskeyEvidence,
   ): Promise<DecideResult>;
+  /**
+   * Takes a pending approval no request waits on off the page (the client withdrew it): true when it was still
+   * pending, after which no decision from the page applies to it.
+   */
+  take(a: ConsoleApproval): boolean;
   /** Records what became of an approval a request resumed (`note` overrides the words for the page). */
   finish(a: ConsoleApproval, result: CallResult, note?: string): void;
   get(id: string): ConsoleApproval | undefined;
@@ -276,6 +281,12 @@ export function createApprovalQueue(deps: {
           : 'refused; not run');
   };
 
+  const take: ApprovalQueue['take'] = (a) => {
+    if (a.state !== 'pending' || waiters.has(a.id)) return false;
+    a.state = 'running';
+    return true;
+  };
+
   const list = () => [...byId.values()].sort((x, y) => y.askedAt - x.askedAt);
 
   const close = () => {
@@ -285,5 +296,5 @@ export function createApprovalQueue(deps: {
     waiters.clear();
   };
 
-  return { add, retryOf, claim, wait, decide, finish, get: (id) => byId.get(id), list, close };
+  return { add, retryOf, claim, wait, decide, take, finish, get: (id) => byId.get(id), list, close };
 }

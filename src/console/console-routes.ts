@@ -11,6 +11,7 @@ import type { ConsolePasskeys } from '../passkeys/console-passkeys.js';
 import { markPasskeyForms, routePasskey } from '../passkeys/passkey-routes.js';
 import { PASSKEY_JS } from '../passkeys/passkey-script.js';
 import type { RouteRequest, RouteResponse } from './route-types.js';
+import { approveHop } from './approve-hop.js';
 import { approvalPage, callPage, indexPage, messagePage, type CallsView } from './console-pages.js';
 
 export interface RouteDeps {
@@ -50,6 +51,7 @@ const page = (status: number, body: string): RouteResponse => ({
 /** Routes one console request that passed the guard. GET and HEAD never change anything. */
 export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<RouteResponse> {
   const { base, queue } = deps;
+  if (req.secretless === true) return approveHop(req, deps);
   const parts = req.path.split('/').slice(1);
   if (req.method === 'POST') {
     if (parts[0] === 'approvals' && parts.length === 2 && ID.test(parts[1] ?? '')) {

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { Logger } from '../log.js';
 import { guardRequest } from './request-guard.js';
+import { createSignInCookie } from './sign-in-cookie.js';
 import type { RouteRequest, RouteResponse } from './route-types.js';
 
 const MAX_BODY = 4096;
@@ -48,11 +49,12 @@ function readBody(req: IncomingMessage): Promise<string | undefined> {
   });
 }
 
-function send(res: ServerResponse, r: RouteResponse, head: boolean) {
+function send(res: ServerResponse, r: RouteResponse, head: boolean, cookie?: string) {
   res.writeHead(r.status, {
     ...SECURITY_HEADERS,
     'content-type': r.type,
     ...(r.location === undefined ? {} : { location: r.location }),
+    ...(cookie === undefined ? {} : { 'set-cookie': cookie }),
   });
   res.end(head ? undefined : r.body);
 }
@@ -69,6 +71,7 @@ export async function startConsoleServer(opts: {
 }): Promise<ConsoleServer> {
   const { secret, log } = opts;
   let port = 0;
+  const signIn = createSignInCookie();
   const server = createServer((req, res) => {
     const guard = guardRequest(
       {
@@ -90,6 +93,8 @@ export async function startConsoleServer(opts: {
       return;
     }
     const method = req.method as RouteRequest['method'];
+    // A page of the secret path signs the browser in; the secret-free page only reads the sign-in.
+    const cookie = guard.secretless === true ? undefined : signIn.header(port);
     void (async () => {
       const body = method === 'POST' ? await readBody(req) : undefined;
       if (method === 'POST' && body === undefined) {
@@ -101,8 +106,11 @@ export async function startConsoleServer(opts: {
         path: guard.path,
         contentType: header(req, 'content-type'),
         ...(body === undefined ? {} : { body }),
+        ...(guard.secretless === true
+          ? { secretless: true as const, signedIn: signIn.signedIn(header(req, 'cookie'), port) }
+          : {}),
       });
-      send(res, r, method === 'HEAD');
+      send(res, r, method === 'HEAD', cookie);
     })().catch((err: unknown) => {
       log.error({ err }, 'approval console request failed');
       if (!res.headersSent)

@@ -12,7 +12,8 @@ export interface GuardInput {
 }
 
 export type GuardResult =
-  | { ok: true; path: string; query: URLSearchParams }
+  /** `secretless`: the one page outside the secret, `/approve/<id>` (it decides nothing and shows no call). */
+  | { ok: true; path: string; query: URLSearchParams; secretless?: true }
   | { ok: false; status: 403 | 404 | 405; reason: string }
   | { ok: false; status: 308; reason: string; location: string };
 
@@ -26,7 +27,8 @@ const sameSecret = (a: string, b: string): boolean => {
  * Every console request passes here first (a pure function, table-tested):
  * 1. Host must name our loopback listener (DNS rebinding: a web page's own host name is refused).
  * 2. Only GET, HEAD and POST.
- * 3. The path must start with the per-process secret (else 404, saying nothing).
+ * 3. The path must start with the per-process secret (else 404, saying nothing), except a GET or HEAD of
+ *    `/approve/<id>`: the secret-free link to one approval, which leads on only a browser signed in to the console.
  * 4. An Origin, when sent, must be ours; a POST must send one (browsers always do), and its fetch metadata, when
  *    sent, must say same-origin: a decision can only come from a console page.
  * 5. A cross-site subresource request (not a navigation) is refused even with the secret.
@@ -47,6 +49,12 @@ export function guardRequest(req: GuardInput, opts: { port: number; secret: stri
     return { ok: false, status: 404, reason: 'path' };
   }
   const [, first = '', ...rest] = url.pathname.split('/');
+  if (first === 'approve' && req.method !== 'POST' && /^\/approve\/[A-Za-z0-9_-]{1,64}$/.test(url.pathname)) {
+    const site = req.secFetchSite;
+    if ((site === 'cross-site' || site === 'same-site') && req.secFetchMode !== 'navigate')
+      return { ok: false, status: 403, reason: 'fetch-site' };
+    return { ok: true, path: url.pathname, query: url.searchParams, secretless: true };
+  }
   if (!sameSecret(first, secret)) return { ok: false, status: 404, reason: 'secret' };
   if (req.origin !== undefined && !hosts.map((h) => `http://${h}`).includes(req.origin.toLowerCase())) {
     return { ok: false, status: 403, reason: 'origin' };

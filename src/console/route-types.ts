@@ -13,4 +13,8 @@ export interface RouteRequest {
   contentType?: string | undefined;
   /** The POST body (already size-capped). */
   body?: string;
+  /** Set for `/approve/<id>`, the one page outside the secret path (`path` is then the whole path). */
+  secretless?: true;
+  /** True when the request carries this console's sign-in cookie (see `createSignInCookie`). */
+  signedIn?: boolean;
 }

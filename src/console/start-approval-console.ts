@@ -16,6 +16,11 @@ export interface ApprovalConsole {
    */
   readonly url: string;
   readonly queue: ApprovalQueue;
+  /**
+   * `http://127.0.0.1:PORT/approve/<id>`: one approval's secret-free link, for URL-mode elicitation. It holds no
+   * secret: only a browser signed in to this console (its cookie) is led on to the approval's page.
+   */
+  approveUrl(a: ConsoleApproval): string;
   /** True when a passkey is enrolled (approvers.json, read afresh): approving here then needs one. */
   passkeysEnrolled(): boolean;
   /** A new approval is waiting: opens the console in the browser unless a console page is open. */
@@ -73,6 +78,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
   return {
     url: server.url,
     queue,
+    approveUrl: (a) => `${new URL(server.url).origin}/approve/${a.id}`,
     passkeysEnrolled: () => passkeys?.enrolled() === true,
     announce(a) {
       const t = now();

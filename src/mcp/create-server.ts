@@ -97,7 +97,7 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
   const instance = (session: SessionInfo, compact: boolean) => {
     const catalog = headline();
     const timeoutMs = deps.config.approval.timeout_ms;
-    const codec = createRequestStateCodec<{ callId: string }>({
+    const codec = createRequestStateCodec<{ callId: string; via?: 'url' }>({
       key: stateKey,
       ttlSeconds: Math.ceil(timeoutMs / 1000) + 60,
       bind: () => session.id,
@@ -114,7 +114,10 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
         inputRequired: { roundTimeoutMs: timeoutMs + 5_000 },
       },
     );
-    const bridge: GateBridge = { server, mintState: (callId, ctx) => codec.mint({ callId }, ctx) };
+    const bridge: GateBridge = {
+      server,
+      mintState: (callId, ctx, via) => codec.mint(via === undefined ? { callId } : { callId, via }, ctx),
+    };
     return { server, bridge };
   };
 

@@ -1,10 +1,8 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY,
   CLIENT_INFO_META_KEY,
   inputRequired,
   inputResponse,
   type CallToolResult,
-  type ClientCapabilities,
   type Implementation,
   type InputRequiredResult,
   type McpServer,
@@ -17,7 +15,8 @@ import type { CallResult } from '../runner/call-result.js';
 import { clientFormCounts } from '../runner/client-form-counts.js';
 import type { CallRequest } from '../runner/call-request.js';
 import type { CallContext, Runner } from '../runner/runner-types.js';
-import { consoleCall } from './console-call.js';
+import { consoleCall, withdrawnByRetry, type UrlMode } from './console-call.js';
+import { clientCapabilities, declaresFormElicitation, declaresUrlElicitation } from './url-elicitation.js';
 import { sessionFormRevision } from './form-revision.js';
 import type { ServerDeps } from './server-deps.js';
 import { mimeTypeOf } from './skill-uri.js';
@@ -27,7 +26,8 @@ import { SkillsError } from '../errors.js';
 /** The per-connection bits a gated call needs besides the request. */
 export interface GateBridge {
   server: McpServer;
-  mintState: (callId: string, ctx: ServerContext) => Promise<string>;
+  /** `via: 'url'`: the round trip carried a URL elicitation, whose answer never approves. */
+  mintState: (callId: string, ctx: ServerContext, via?: 'url') => Promise<string>;
 }
 
 /** `skill-run://<call>/<path>`: an artifact of a run, readable by the session that made the call. */
@@ -36,13 +36,8 @@ export const runUri = (callId: string, path: string): string =>
 
 const EMBED_TEXT_BYTES = 32 * 1024;
 
-function canElicit(server: McpServer, ctx: ServerContext): boolean {
-  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
-  const caps =
-    (envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined) ??
-    server.server.getClientCapabilities();
-  return caps?.elicitation !== undefined;
-}
+const canElicit = (server: McpServer, ctx: ServerContext): boolean =>
+  declaresFormElicitation(clientCapabilities(server, ctx));
 
 /** The name and version the client gave itself, as sent (its own words: only for messages, never decisions). */
 function clientOf(server: McpServer, ctx: ServerContext): string | undefined {
@@ -52,6 +47,18 @@ function clientOf(server: McpServer, ctx: ServerContext): string | undefined {
   if (typeof info?.name !== 'string') return undefined;
   const named = typeof info.version === 'string' ? `${info.name} ${info.version}` : info.name;
   return named.replace(/[^\x20-\x7e]/g, '').slice(0, 80) || undefined;
+}
+
+/**
+ * Whether to point the client at the console approval with a URL elicitation: it declared URL mode, elicitation is
+ * not turned off, and approving in the console needs a passkey (so the link is useless without it).
+ */
+function urlMode(deps: ServerDeps, b: GateBridge, ctx: ServerContext): UrlMode | undefined {
+  if (!deps.config.elicitation || deps.console?.passkeysEnrolled() !== true) return undefined;
+  if (!declaresUrlElicitation(clientCapabilities(b.server, ctx))) return undefined;
+  return isLegacyRequest(ctx)
+    ? { era: 'legacy' }
+    : { era: 'modern', mint: (callId) => b.mintState(callId, ctx, 'url') };
 }
 
 /** A 2025-era request: no per-request envelope, so the server may send the form as its own request. */
@@ -150,7 +157,24 @@ export async function gatedCall(
     const caller = callerOf(ctx.http?.authInfo);
     const req = caller === undefined ? call : { ...call, session: { ...call.session, caller } };
     const cctx = callContext(deps, b, req, ctx);
-    const state = ctx.mcpReq.requestState<{ callId?: unknown }>();
+    const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
+    const state = ctx.mcpReq.requestState<{ callId?: unknown; via?: unknown }>();
+    if (
+      typeof state === 'object' &&
+      state !== null &&
+      typeof state.callId === 'string' &&
+      state.via === 'url'
+    ) {
+      // The answer to a URL elicitation approves nothing: accept waits for the console, the rest withdraw.
+      if (deps.console === undefined) throw new SkillsError('INTERNAL', 'no approval console to ask in');
+      const con = { ...deps, console: deps.console };
+      const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
+      if (view.kind === 'elicit' && view.action !== 'accept') {
+        const r = await withdrawnByRetry(con, req, cctx, state.callId, view.action);
+        if (r !== undefined) return toResult(r);
+      }
+      return await consoleCall(con, req, ctx, cctx, toResult);
+    }
     if (typeof state === 'object' && state !== null && typeof state.callId === 'string') {
       const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');
       const answer: ApprovalAnswer =
@@ -162,17 +186,16 @@ export async function gatedCall(
       const r = await deps.runner.resume(state.callId, req.session, answer, cctx, req);
       return embedSmallArtifacts(toToolResult(r), r);
     }
+    const url = urlMode(deps, b, ctx);
     if (!cctx.canAsk && deps.console !== undefined) {
-      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
-      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult);
+      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult, url);
     }
     const begun = await deps.runner.begin(req, cctx);
     if (begun.kind === 'done') return embedSmallArtifacts(toToolResult(begun.result), begun.result);
     if (begun.kind === 'console') {
       // Only a passkey in the console approves this call: it is asked there, not in the client's form.
-      const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
       if (deps.console === undefined) throw new SkillsError('INTERNAL', 'no approval console to ask in');
-      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult);
+      return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult, url);
     }
     const revision = sessionFormRevision(b.server, ctx);
     const requestedSchema = approvalSchema(revision);

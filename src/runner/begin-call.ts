@@ -107,7 +107,12 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
           type: 'approval_requested',
           sessionId: s.auditId,
           callId,
-          payload: { approval_key: key, channel: ctx.channel, shown },
+          payload: {
+            approval_key: key,
+            channel: ctx.channel,
+            shown,
+            ...(ctx.urlElicitation === true ? { url_elicitation: true as const } : {}),
+          },
         },
       ]);
     } catch (e) {

@@ -67,6 +67,11 @@ export interface CallContext {
   passkeyConsole?: boolean;
   /** Who is asked: MCP elicitation, the approval console, or the terminal (`skills-mcp run`). */
   channel: 'elicitation' | 'console' | 'terminal';
+  /**
+   * Set for a console approval the client is pointed at by a URL-mode elicitation (the approval's secret-free
+   * link): recorded in `approval_requested`. The client's answer to it never approves.
+   */
+  urlElicitation?: true;
   signal?: AbortSignal;
   /** The client's declared name and version (`clientInfo`), when it gave one: named when it answers unseen. */
   client?: string;

@@ -41,6 +41,24 @@ describe('guardRequest', () => {
       { secFetchSite: 'cross-site', secFetchMode: 'no-cors' },
       403,
     ],
+    ["an approval's secret-free link", { url: '/approve/AbC_-12' }, 'ok'],
+    [
+      "an approval's secret-free link opened from another site (a link, a chat app)",
+      { url: '/approve/AbC_-12', secFetchSite: 'cross-site', secFetchMode: 'navigate' },
+      'ok',
+    ],
+    [
+      "an approval's secret-free link as a cross-site subresource",
+      { url: '/approve/AbC_-12', secFetchSite: 'cross-site', secFetchMode: 'cors' },
+      403,
+    ],
+    [
+      "a POST to an approval's secret-free link",
+      { url: '/approve/AbC_-12', method: 'POST', origin: ORIGIN },
+      404,
+    ],
+    ['anything else under /approve/ without the secret', { url: '/approve/AbC/approvals' }, 404],
+    ['the secret-free link with a foreign Host', { url: '/approve/AbC', host: `evil.example:${PORT}` }, 403],
     ['PUT', { method: 'PUT' }, 405],
     ['DELETE', { method: 'DELETE' }, 405],
   ])('%s → %s', (_name, req, expected) => {
@@ -52,6 +70,12 @@ describe('guardRequest', () => {
     const r = guard({ url: `/${SECRET}/approvals/abc?decision=approved` });
     expect(r.ok && r.path).toBe('/approvals/abc');
     expect(r.ok && r.query.get('decision')).toBe('approved');
+  });
+
+  it("marks an approval's secret-free link as outside the secret, with its whole path", () => {
+    const r = guard({ url: '/approve/AbC_-12' });
+    expect(r).toMatchObject({ ok: true, path: '/approve/AbC_-12', secretless: true });
+    expect(guard({})).not.toHaveProperty('secretless');
   });
 
   it('redirects the bare secret to its folder', () => {

@@ -1,12 +1,14 @@
 import { afterEach } from 'vitest';
 import { gatedFixture, type GatedFixture } from './gated-fixture.js';
-import { connectStdio, type Connected, type Era } from './stdio-client.js';
+import { connectStdio, type ConnectOptions, type Connected, type Era } from './stdio-client.js';
 
 export interface GatedServerOptions {
   /** Protocol era the client negotiates; `auto` unless given. */
   era?: Era;
   /** Whether the client declares form elicitation (it does unless `false`). */
   elicitation?: boolean;
+  /** The client's capabilities instead (e.g. URL-mode elicitation); `elicitation` is then not read. */
+  capabilities?: ConnectOptions['capabilities'];
   /** Edits the fixture (adds skills, …) before the server starts. */
   setup?: (fx: GatedFixture) => void;
   /** More server arguments, after the fixture's (or made from the fixture). */
@@ -29,7 +31,7 @@ export async function startGatedServer(config: string, opts: GatedServerOptions 
     const c = await connectStdio({
       era: opts.era ?? 'auto',
       args: [...fx.args, ...(typeof opts.args === 'function' ? opts.args(fx) : (opts.args ?? []))],
-      capabilities: opts.elicitation === false ? {} : { elicitation: { form: {} } },
+      capabilities: opts.capabilities ?? (opts.elicitation === false ? {} : { elicitation: { form: {} } }),
       ...(opts.env === undefined ? {} : { env: opts.env }),
     });
     return {
