@@ -5,8 +5,9 @@ import { waitFor } from './wait-for.js';
 export interface HttpServerOptions {
   /** Server arguments after `--http --port 0`. */
   args: string[];
-  /** On top of this process's environment (less `SKILLS_MCP_TOKEN`). */
+  /** On top of this process's environment less `SKILLS_MCP_TOKEN` (or, with `baseEnv: 'minimal'`, PATH and HOME). */
   env?: Record<string, string>;
+  baseEnv?: 'minimal' | 'inherit';
   /** A command the server runs under, e.g. `['prlimit', '--nofile=256']`. */
   prefix?: string[];
   /** The SDK client's era once it listens; no client unless given ('auto' negotiates the modern era). */
@@ -45,7 +46,7 @@ export async function servedUrl(s: Pick<ServerProcess, 'stderr' | 'exited'>): Pr
 export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer> {
   const server = spawnServer({
     args: ['--http', '--port', '0', ...o.args],
-    baseEnv: 'inherit',
+    baseEnv: o.baseEnv ?? 'inherit',
     ...(o.env === undefined ? {} : { env: o.env }),
     ...(o.prefix === undefined ? {} : { prefix: o.prefix }),
   });

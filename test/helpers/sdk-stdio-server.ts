@@ -2,7 +2,7 @@ import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import type { Readable } from 'node:stream';
 import { watchProgressOrder } from './progress-order.js';
-import { minimalEnv, serverEnv, stopAtTestEnd } from './server-process.js';
+import { killAtFileEnd, minimalEnv, serverEnv } from './server-process.js';
 import { builtCli } from './temp-dir.js';
 
 /** The era the SDK client negotiates: 2025-era `initialize`, or `auto` (the modern era with this server). */
@@ -16,6 +16,12 @@ export interface SdkStdioOptions {
   env?: Record<string, string>;
   capabilities?: ClientOptions['capabilities'];
   listChanged?: ClientOptions['listChanged'];
+  /** A command the server runs under (`setpriv …`, `unshare …`): it ends by exec'ing the arguments after it. */
+  prefix?: string[];
+  /** The folder the server starts in (this process's unless given). */
+  cwd?: string;
+  /** `false`: no audit log of its own, for a server whose config or flags name one. */
+  ownAudit?: boolean;
 }
 
 export interface Connected {
@@ -42,43 +48,39 @@ export async function startSdkStdioServer(o: SdkStdioOptions): Promise<Connected
       ...(o.listChanged === undefined ? {} : { listChanged: o.listChanged }),
     },
   );
-  const { env, cleanup } = serverEnv(minimalEnv(), o.env);
+  const { env, cleanup } = serverEnv(minimalEnv(), o.env, o.ownAudit);
+  const [command, ...args] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [string, ...string[]];
   const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [builtCli, ...o.args],
+    command,
+    args,
     env,
     stderr: 'pipe',
+    ...(o.cwd === undefined ? {} : { cwd: o.cwd }),
   });
   let stderr = '';
   (transport.stderr as Readable | null)?.on('data', (d: Buffer) => (stderr += d.toString()));
   const order = watchProgressOrder(transport);
   client.onerror = (e) => void (order.isReorderedByClient(e) || errors.push(e));
-  let closed = false;
   const close = async () => {
-    closed = true;
     unregister();
     await client.close();
     cleanup();
   };
-  // The pid is known once the transport started; a server still running at the test's end is killed by it.
-  let pid: number | null = null;
-  const unregister = stopAtTestEnd(
-    async () => void (closed || (await close())),
-    () => {
-      if (closed || pid === null) return;
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // It had exited already.
-      }
-    },
-  );
+  // A server still running when the file's run ends is killed by its pid (which the transport forgets once it exited).
+  const unregister = killAtFileEnd(() => {
+    const pid = transport.pid;
+    if (pid === null) return;
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // It had exited already.
+    }
+  });
   try {
     await client.connect(transport);
   } catch (e) {
     await close().catch(() => undefined);
     throw e;
   }
-  pid = transport.pid;
   return { client, transport, errors, stderr: () => stderr, close };
 }

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess, type StdioPipe } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { onTestFinished } from 'vitest';
 import { builtCli, tempDir } from './temp-dir.js';
 
 export interface ServerProcess {
@@ -27,17 +26,20 @@ export interface SpawnServerOptions {
   prefix?: string[];
   /** `ignore` (HTTP) unless `pipe` (stdio: the test writes the protocol). */
   stdin?: 'ignore' | 'pipe';
+  /** `false`: no audit log of its own, for a server whose config or flags name one. */
+  ownAudit?: boolean;
 }
 
 /**
  * The server's environment: `base` and `env`, plus an audit log of its own in a fresh temp folder unless `env` names
- * one (never the user's real log). `cleanup` removes that folder; call it once the server exited.
+ * one or `ownAudit` is false (never the user's real log). `cleanup` removes that folder; call it once the server exited.
  */
 export function serverEnv(
   base: Record<string, string | undefined>,
   env: Record<string, string> = {},
+  ownAudit = true,
 ): { env: Record<string, string>; cleanup: () => void } {
-  const audit = env.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
+  const audit = ownAudit && env.SKILLS_MCP_AUDIT === undefined ? tempDir('skills-mcp-audit-') : undefined;
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined) merged[k] = v;
   return {
@@ -53,34 +55,36 @@ export const minimalEnv = (): Record<string, string> => ({
 });
 
 const leftRunning = new Set<() => void>();
-let exitHookInstalled = false;
+let endHookInstalled = false;
 
 /**
- * Ends the server when the test that started it ends (it was started inside a test), or else when this test worker
- * exits (it was started in a hook): a test that forgets to close one never leaves a server running. `kill` must be
- * a no-op once the process has exited; the returned function unregisters it.
+ * Registers `kill` (SIGKILL by pid, a no-op once the process exited) to run when this test file's run ends: vitest
+ * ends a test worker with SIGTERM, which this catches (then lets it end the worker), or the worker exits. A server a
+ * test forgot to close never outlives its file; one started in a test may still serve the file's later tests. The
+ * returned function unregisters it (call it on close).
  */
-export function stopAtTestEnd(stop: () => Promise<unknown>, kill: () => void): () => void {
-  try {
-    onTestFinished(async () => void (await stop()));
-  } catch {
-    // Not inside a test (a beforeAll/beforeEach hook): the hook's own teardown closes it; this is the safety net.
-  }
+export function killAtFileEnd(kill: () => void): () => void {
   leftRunning.add(kill);
-  if (!exitHookInstalled) {
-    exitHookInstalled = true;
-    process.once('exit', () => {
+  if (!endHookInstalled) {
+    endHookInstalled = true;
+    const killAll = () => {
       for (const k of leftRunning) k();
+      leftRunning.clear();
+    };
+    process.once('exit', killAll);
+    process.once('SIGTERM', () => {
+      killAll();
+      process.kill(process.pid, 'SIGTERM');
     });
   }
   return () => void leftRunning.delete(kill);
 }
 
-/** Spawns the built binary (`npm run build` first) with stderr captured; it is stopped by pid at the latest when the test ends. */
+/** Spawns the built binary (`npm run build` first) with stderr captured; it is killed by pid at the latest when the test file's run ends. */
 export function spawnServer(o: SpawnServerOptions): ServerProcess {
   if (!existsSync(builtCli)) throw new Error(`${builtCli} is missing: run \`npm run build\` first`);
   const { SKILLS_MCP_TOKEN: _drop, ...inherited } = process.env;
-  const { env, cleanup } = serverEnv(o.baseEnv === 'inherit' ? inherited : minimalEnv(), o.env);
+  const { env, cleanup } = serverEnv(o.baseEnv === 'inherit' ? inherited : minimalEnv(), o.env, o.ownAudit);
   const [command, ...rest] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [string, ...string[]];
   const stdio: [StdioPipe | 'ignore', StdioPipe, StdioPipe] = [o.stdin ?? 'ignore', 'pipe', 'pipe'];
   const proc = spawn(command, rest, { env, stdio });
@@ -100,14 +104,6 @@ export function spawnServer(o: SpawnServerOptions): ServerProcess {
     if (running()) proc.kill(signal);
     return exited;
   };
-  // At the test's end: SIGTERM, and SIGKILL if it is still there 5 s later (a bound, not a wait for something).
-  const stopAtEnd = async () => {
-    if (!running()) return;
-    proc.kill('SIGTERM');
-    await Promise.race([exited, new Promise((r) => setTimeout(r, 5_000).unref())]);
-    kill();
-    await exited;
-  };
-  unregister = stopAtTestEnd(stopAtEnd, kill);
+  unregister = killAtFileEnd(kill);
   return { proc, pid: proc.pid!, stderr: () => err, exited, stop };
 }

@@ -26,7 +26,7 @@ export type StartServerOptions =
  * The built binary under test, started the one way: spawned with its own audit log (unless `env` names one) and
  * stderr captured, connected over `transport` (the real SDK client, or raw JSON-RPC lines for `client: 'raw'`;
  * over HTTP an SDK client when `era` is given), ready once connected (or, over HTTP, once it logged its URL). It is
- * stopped by pid on `close`/`end`, and at the latest when the test that started it ends.
+ * stopped on `close`/`end` (and killed by pid at the latest when the test file's run ends).
  */
 export function startServer(o: { transport: 'stdio'; client?: 'sdk' } & With<SdkStdioOptions>): Promise<Connected>;
 export function startServer(o: { transport: 'stdio'; client: 'raw' } & With<RawStdioOptions>): Promise<RawServer>;
