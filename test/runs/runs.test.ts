@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { connectStdio, type Connected } from '../helpers/stdio-client.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Text = { type: 'text'; text: string };
 const ALLOW_ALL = 'approval:\n  mode: allow\n  fallback: rules-only\n  high_risk: ask\n';
@@ -133,11 +134,11 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     await expect(pending).rejects.toThrow();
     const store = openAuditStore({ path: auditPath, readOnly: true });
     try {
-      let row;
-      for (let i = 0; i < 100 && row?.status !== 'cancelled'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        row = store.listCalls({ skill: 'sleeper' })[0];
-      }
+      const row = await waitFor(
+        () => store.listCalls({ skill: 'sleeper' }).find((r) => r.status === 'cancelled'),
+        10_000,
+        'the cancelled row',
+      ).catch(() => store.listCalls({ skill: 'sleeper' })[0]);
       expect(row?.status).toBe('cancelled');
       expect(row?.durationMs ?? Infinity).toBeLessThan(30_000);
     } finally {
