@@ -33,7 +33,11 @@ describe.each(['legacy', 'auto'] as const)('approval console with --http (%s era
       const result = client.callTool({ name: 'echo', arguments: { text: 'over http' } });
       // The person's route: `skills-mcp console` prints the link; the waiting request is on its index.
       const base = consoleBase(fx.auditPath);
-      const link = await waitFor(async () => (await pendingLinks(base))[0], 10_000, 'the call on the console');
+      const link = await waitFor(
+        async () => (await pendingLinks(base))[0],
+        10_000,
+        'the call on the console',
+      );
       expect((await postDecision(link, 'approved')).status).toBe(303);
       const r = await result;
       expect(r.isError).toBeFalsy();

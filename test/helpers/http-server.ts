@@ -34,7 +34,8 @@ export async function servedUrl(s: Pick<ServerProcess, 'stderr' | 'exited'>): Pr
   let code: number | null | undefined;
   void s.exited.then((c) => (code = c ?? null));
   const url = await waitFor(
-    () => /over Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(s.stderr())?.[1] ?? (code !== undefined && 'exited'),
+    () =>
+      /over Streamable HTTP at (http:\/\/\S+\/mcp)/.exec(s.stderr())?.[1] ?? (code !== undefined && 'exited'),
     120_000,
     'the server to listen',
   );
@@ -65,7 +66,10 @@ export async function startHttpServer(o: HttpServerOptions): Promise<HttpServer>
       client.onerror = (err) => errors.push(err);
       const headers = o.token === undefined ? undefined : { authorization: `Bearer ${o.token}` };
       await client.connect(
-        new StreamableHTTPClientTransport(new URL(url), headers === undefined ? {} : { requestInit: { headers } }),
+        new StreamableHTTPClientTransport(
+          new URL(url),
+          headers === undefined ? {} : { requestInit: { headers } },
+        ),
       );
     }
     const close = async () => {

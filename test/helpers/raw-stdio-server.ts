@@ -100,5 +100,16 @@ export async function startRawStdioServer({ era, args, env }: RawStdioOptions): 
   } else {
     await request(0, 'server/discover');
   }
-  return { child, era, responses: () => parsed, stderr: server.stderr, write, line, request, response, memory, end };
+  return {
+    child,
+    era,
+    responses: () => parsed,
+    stderr: server.stderr,
+    write,
+    line,
+    request,
+    response,
+    memory,
+    end,
+  };
 }

@@ -49,7 +49,10 @@ export async function startSdkStdioServer(o: SdkStdioOptions): Promise<Connected
     },
   );
   const { env, cleanup } = serverEnv(minimalEnv(), o.env, o.ownAudit);
-  const [command, ...args] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [string, ...string[]];
+  const [command, ...args] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [
+    string,
+    ...string[],
+  ];
   const transport = new StdioClientTransport({
     command,
     args,

@@ -43,7 +43,11 @@ export function serverEnv(
   const merged: Record<string, string> = {};
   for (const [k, v] of Object.entries(base)) if (v !== undefined) merged[k] = v;
   return {
-    env: { ...merged, ...(audit === undefined ? {} : { SKILLS_MCP_AUDIT: join(audit.dir, 'audit.db') }), ...env },
+    env: {
+      ...merged,
+      ...(audit === undefined ? {} : { SKILLS_MCP_AUDIT: join(audit.dir, 'audit.db') }),
+      ...env,
+    },
     cleanup: () => audit?.cleanup(),
   };
 }
@@ -85,7 +89,10 @@ export function spawnServer(o: SpawnServerOptions): ServerProcess {
   if (!existsSync(builtCli)) throw new Error(`${builtCli} is missing: run \`npm run build\` first`);
   const { SKILLS_MCP_TOKEN: _drop, ...inherited } = process.env;
   const { env, cleanup } = serverEnv(o.baseEnv === 'inherit' ? inherited : minimalEnv(), o.env, o.ownAudit);
-  const [command, ...rest] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [string, ...string[]];
+  const [command, ...rest] = [...(o.prefix ?? []), process.execPath, builtCli, ...o.args] as [
+    string,
+    ...string[],
+  ];
   const stdio: [StdioPipe | 'ignore', StdioPipe, StdioPipe] = [o.stdin ?? 'ignore', 'pipe', 'pipe'];
   const proc = spawn(command, rest, { env, stdio });
   let err = '';

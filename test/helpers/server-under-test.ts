@@ -28,8 +28,12 @@ export type StartServerOptions =
  * over HTTP an SDK client when `era` is given), ready once connected (or, over HTTP, once it logged its URL). It is
  * stopped on `close`/`end` (and killed by pid at the latest when the test file's run ends).
  */
-export function startServer(o: { transport: 'stdio'; client?: 'sdk' } & With<SdkStdioOptions>): Promise<Connected>;
-export function startServer(o: { transport: 'stdio'; client: 'raw' } & With<RawStdioOptions>): Promise<RawServer>;
+export function startServer(
+  o: { transport: 'stdio'; client?: 'sdk' } & With<SdkStdioOptions>,
+): Promise<Connected>;
+export function startServer(
+  o: { transport: 'stdio'; client: 'raw' } & With<RawStdioOptions>,
+): Promise<RawServer>;
 export function startServer(o: { transport: 'http' } & With<HttpServerOptions>): Promise<HttpServer>;
 export async function startServer(o: StartServerOptions): Promise<Connected | RawServer | HttpServer> {
   const { args, removeConfig } = serverArgs(o);

@@ -38,7 +38,8 @@ describe('hot reload past the inotify watch limit', () => {
       env: { SKILLS_MCP_AUDIT: audit },
       listChanged: {
         tools: {
-          onChanged: (_e: unknown, tools: { name: string }[] | null) => seen.push((tools ?? []).map((t) => t.name)),
+          onChanged: (_e: unknown, tools: { name: string }[] | null) =>
+            seen.push((tools ?? []).map((t) => t.name)),
         },
       },
     });
@@ -47,7 +48,9 @@ describe('hot reload past the inotify watch limit', () => {
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('csv-stats');
     await waitFor(() => stderr().includes('watching the skill folders'), 10_000, 'the watch set-up to end');
 
-    const warnings = stderr().split('\n').filter((l) => l.includes('inotify watch limit'));
+    const warnings = stderr()
+      .split('\n')
+      .filter((l) => l.includes('inotify watch limit'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('"level":40');
     expect(warnings[0]).toContain('fs.inotify.max_user_watches');
@@ -61,7 +64,11 @@ describe('hot reload past the inotify watch limit', () => {
     await waitFor(() => seen.some((t) => t.includes('fresh-skill')), 10_000, 'the added skill');
     const call = await client.callTool({ name: 'commit-message', arguments: {} });
     expect(call.isError).toBeFalsy();
-    expect(stderr().split('\n').filter((l) => l.includes('inotify watch limit'))).toHaveLength(1);
+    expect(
+      stderr()
+        .split('\n')
+        .filter((l) => l.includes('inotify watch limit')),
+    ).toHaveLength(1);
     expect(c.errors).toEqual([]);
   });
 });

@@ -86,7 +86,15 @@ async function connect(root: string, ws: string, asUser?: { uid: number; gid: nu
     era: 'legacy',
     ...(asUser === undefined
       ? {}
-      : { prefix: ['/usr/bin/setpriv', `--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--'] }),
+      : {
+          prefix: [
+            '/usr/bin/setpriv',
+            `--reuid=${asUser.uid}`,
+            `--regid=${asUser.gid}`,
+            '--clear-groups',
+            '--',
+          ],
+        }),
     skills: [join(root, 'skills')],
     args: [
       '--config',

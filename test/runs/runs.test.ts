@@ -169,6 +169,7 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     expect(out.env).not.toContain('SECRET_TOKEN');
     expect(out.has_canary).toBe(false);
     await c.client.callTool({ name: 'read_skill_file', arguments: { skill: 'envdump', path: 'SKILL.md' } });
+    // Kept: the read-only call's record lands after its answer, and this checks bytes that must never appear.
     await new Promise((res) => setTimeout(res, 300));
     const dir = join(t.dir, 'state');
     for (const f of readdirSync(dir).filter((n) => n.startsWith('audit.db'))) {

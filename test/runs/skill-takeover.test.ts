@@ -73,7 +73,11 @@ describe('a folder that takes a skill name while the server runs', () => {
       '---\nname: marker\ndescription: Shows that the reload saw the new folders. Use in tests.\n---\n\nNothing.\n',
     );
     const served = async () => (await c!.client.listPrompts()).prompts.map((p) => p.name);
-    await waitFor(async () => (await served()).includes('marker'), 20_000, 'the reload to show the new folders');
+    await waitFor(
+      async () => (await served()).includes('marker'),
+      20_000,
+      'the reload to show the new folders',
+    );
 
     const ruled = await run('scripts/fill.py');
     expect(asked).toHaveLength(2);

@@ -88,7 +88,8 @@ export async function startConsoleServer(
     return waitFor(
       async () => {
         const links = await pendingLinks(base);
-        const link = links.find((l) => !taken.has(l)) ?? (Date.now() - since >= 500 ? links.at(-1) : undefined);
+        const link =
+          links.find((l) => !taken.has(l)) ?? (Date.now() - since >= 500 ? links.at(-1) : undefined);
         if (link !== undefined) taken.add(link);
         return link;
       },

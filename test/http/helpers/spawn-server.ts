@@ -12,6 +12,10 @@ export type SpawnedServer = ServerProcess;
  * process's environment less `SKILLS_MCP_TOKEN`, under `prefix` (e.g. `['prlimit', '--nofile=256']`). For a server
  * a test just connects to, use `startServer({transport: 'http'})`.
  */
-export function spawnCli(args: string[], env: Record<string, string> = {}, prefix: string[] = []): SpawnedServer {
+export function spawnCli(
+  args: string[],
+  env: Record<string, string> = {},
+  prefix: string[] = [],
+): SpawnedServer {
   return spawnServer({ args, env, prefix, baseEnv: 'inherit' });
 }
