@@ -16,6 +16,8 @@ export interface SdkStdioOptions {
   env?: Record<string, string>;
   capabilities?: ClientOptions['capabilities'];
   listChanged?: ClientOptions['listChanged'];
+  /** The only protocol revisions a strict client of an older revision knows (the SDK's list unless given). */
+  supportedProtocolVersions?: ClientOptions['supportedProtocolVersions'];
   /** A command the server runs under (`setpriv …`, `unshare …`): it ends by exec'ing the arguments after it. */
   prefix?: string[];
   /** The folder the server starts in (this process's unless given). */
@@ -46,6 +48,9 @@ export async function startSdkStdioServer(o: SdkStdioOptions): Promise<Connected
       capabilities: o.capabilities ?? {},
       versionNegotiation: { mode: o.era },
       ...(o.listChanged === undefined ? {} : { listChanged: o.listChanged }),
+      ...(o.supportedProtocolVersions === undefined
+        ? {}
+        : { supportedProtocolVersions: o.supportedProtocolVersions }),
     },
   );
   const { env, cleanup } = serverEnv(minimalEnv(), o.env, o.ownAudit);
