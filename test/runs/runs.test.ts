@@ -169,8 +169,20 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     expect(out.env).not.toContain('SECRET_TOKEN');
     expect(out.has_canary).toBe(false);
     await c.client.callTool({ name: 'read_skill_file', arguments: { skill: 'envdump', path: 'SKILL.md' } });
-    // Kept: the read-only call's record lands after its answer, and this checks bytes that must never appear.
-    await new Promise((res) => setTimeout(res, 300));
+    // The read-only call's record lands after its answer: wait for it before reading the files' bytes.
+    const store = openAuditStore({ path: auditPath, readOnly: true });
+    try {
+      await waitFor(
+        () =>
+          store
+            .listCalls({ skill: 'envdump' })
+            .some((row) => row.tool === 'read_skill_file' && row.status !== undefined && row.status !== null),
+        10_000,
+        'the read_skill_file record',
+      );
+    } finally {
+      store.close();
+    }
     const dir = join(t.dir, 'state');
     for (const f of readdirSync(dir).filter((n) => n.startsWith('audit.db'))) {
       const bytes = readFileSync(join(dir, f));
