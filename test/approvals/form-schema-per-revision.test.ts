@@ -1,8 +1,7 @@
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
-import { builtCli } from '../helpers/temp-dir.js';
+import { startServer } from '../helpers/server-under-test.js';
 
 type Params = Record<string, unknown> & {
   requestedSchema: { properties: { decision: Record<string, unknown> } };
@@ -29,22 +28,18 @@ describe('the approval form schema follows the session protocol revision', () =>
   const formFor = async (revision: '2025-06-18' | '2025-11-25' | '2026-07-28'): Promise<Params> => {
     fx = gatedFixture('approval:\n  mode: ask\n');
     const modern = revision === '2026-07-28';
-    client = new Client(
-      { name: 'strict', version: '1' },
-      {
-        capabilities: { elicitation: { form: {} } },
-        versionNegotiation: { mode: modern ? 'auto' : 'legacy' },
-        ...(modern ? {} : { supportedProtocolVersions: [revision] }),
-      },
-    );
+    ({ client } = await startServer({
+      transport: 'stdio',
+      era: modern ? 'auto' : 'legacy',
+      args: fx.args,
+      capabilities: { elicitation: { form: {} } },
+      ...(modern ? {} : { supportedProtocolVersions: [revision] }),
+    }));
     let seen: Params | undefined;
     client.setRequestHandler('elicitation/create', (req) => {
       seen = req.params as unknown as Params;
       return Promise.resolve({ action: 'accept', content: { decision: 'denied' } });
     });
-    await client.connect(
-      new StdioClientTransport({ command: process.execPath, args: [builtCli, ...fx.args], stderr: 'pipe' }),
-    );
     const r = await client.callTool({ name: 'echo', arguments: { text: 'hi' } });
     expect(r.isError).toBe(true);
     expect(seen).toBeDefined();

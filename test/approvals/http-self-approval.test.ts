@@ -1,7 +1,6 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
-import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
+import { startServer, type HttpServer } from '../helpers/server-under-test.js';
 
 type Raw = { requestState?: string; isError?: boolean; content?: { text?: string }[] };
 const APPROVE = { approval: { action: 'accept', content: { decision: 'approved' } } };
@@ -12,27 +11,24 @@ const APPROVE = { approval: { action: 'accept', content: { decision: 'approved' 
  * elicitation, and answers the approval form itself. A call only a person may approve must not run.
  */
 describe('a loopback HTTP client the model drives cannot approve its own call', () => {
-  let s: SpawnedServer | undefined;
+  let s: HttpServer | undefined;
   let fx: ReturnType<typeof gatedFixture> | undefined;
   afterEach(async () => {
-    if (s?.proc.exitCode === null) {
-      s.proc.kill('SIGTERM');
-      await s.exited;
-    }
+    await s?.stop('SIGTERM');
     fx?.cleanup();
     s = fx = undefined;
   });
 
   it('answers its own form in the modern era: nothing runs', async () => {
     fx = gatedFixture('approval:\n  mode: ask\n');
-    s = spawnCli(['--http', '--port', '0', '--skills', fx.skills, '--config', fx.configFile, '--no-watch'], {
-      SKILLS_MCP_AUDIT: fx.auditPath,
+    s = await startServer({
+      transport: 'http',
+      skills: [fx.skills],
+      args: ['--config', fx.configFile, '--no-watch'],
+      env: { SKILLS_MCP_AUDIT: fx.auditPath },
+      era: 'auto',
     });
-    const model = new Client(
-      { name: 'the-model', version: '1' },
-      { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: 'auto' } },
-    );
-    await model.connect(new StreamableHTTPClientTransport(new URL(await servedUrl(s))));
+    const model = s.client!;
     const call = (extra: object = {}) =>
       model.request(
         {

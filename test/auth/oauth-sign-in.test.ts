@@ -347,13 +347,9 @@ describe('sign-in with OAuth: a real issuer, the built binary over HTTP, a real 
     const pending = alice.client.callTool({ name: 'echo', arguments: { text: 'via console' } });
     await waitFor(() => server.stderr().includes('approval console ready'), 10_000, 'the console');
     const base = consoleBase(fx.auditPath);
-    let link: string | undefined;
-    for (let i = 0; link === undefined && i < 200; i++) {
-      link = (await pendingLinks(base))[0];
-      if (link === undefined) await new Promise((r) => setTimeout(r, 50));
-    }
-    expect((await rawRequest(link!)).body).toMatch(/by <code>alice<\/code>/);
-    expect((await postDecision(link!, 'approved')).status).toBe(303);
+    const link = await waitFor(async () => (await pendingLinks(base))[0], 10_000, 'the call on the console');
+    expect((await rawRequest(link)).body).toMatch(/by <code>alice<\/code>/);
+    expect((await postDecision(link, 'approved')).status).toBe(303);
     const r = await pending;
     expect(r.isError, textOf(r)).toBeFalsy();
     expect(alice.asked.count).toBe(0);

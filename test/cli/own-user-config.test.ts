@@ -1,11 +1,11 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
 import { runCli } from '../helpers/run-cli.js';
-import { builtCli } from '../helpers/temp-dir.js';
+import { startServer } from '../helpers/server-under-test.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 /** The own-user setup of docs/security.md, minus `sudo`: the service's config file, and a hostile one where it starts. */
 describe('serving from a config file of its own (the own-user setup)', () => {
@@ -35,33 +35,39 @@ describe('serving from a config file of its own (the own-user setup)', () => {
       `skills: [${fx.skills}]\napproval: { mode: allow, console: false }\n`,
     );
 
-    client = new Client({ name: 'own-user-test', version: '1.0.0' }, { capabilities: {} });
-    await client.connect(
-      new StdioClientTransport({
-        command: process.execPath,
-        args: [builtCli, 'serve', '--config', config],
-        cwd,
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: fx.dir },
-        stderr: 'pipe',
-      }),
-    );
+    // The service's own audit log is the one its config names: the server gets none of its own.
+    ({ client } = await startServer({
+      transport: 'stdio',
+      era: 'legacy',
+      args: ['serve', '--config', config],
+      cwd,
+      env: { HOME: fx.dir },
+      ownAudit: false,
+    }));
     const call = client.callTool({ name: 'echo', arguments: { text: 'hi' } }).catch(() => undefined);
 
-    let link = '';
-    const deadline = Date.now() + 20_000;
-    while (link === '') {
-      const r = runCli(['console', '--config', config], { cwd, env: { HOME: fx.dir } });
-      if (r.code === 0) link = r.stdout.trim();
-      else if (Date.now() > deadline) throw new Error(`no console link: ${r.stderr}`);
-      else await new Promise((res) => setTimeout(res, 200));
-    }
+    const home = fx.dir;
+    let last = '';
+    const link = await waitFor(
+      () => {
+        const r = runCli(['console', '--config', config], { cwd, env: { HOME: home } });
+        last = r.stderr;
+        return r.code === 0 && r.stdout.trim();
+      },
+      20_000,
+      'the console link',
+    ).catch((e: Error) => {
+      throw new Error(`no console link: ${last}`, { cause: e });
+    });
     expect(link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/[\w-]+\/$/);
-    let page = '';
-    while (!page.includes('Waiting for your decision (1)')) {
-      if (Date.now() > deadline) throw new Error('the call was never asked about on the console');
-      page = await (await fetch(link)).text();
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    const page = await waitFor(
+      async () => {
+        const text = await (await fetch(link)).text();
+        return text.includes('Waiting for your decision (1)') && text;
+      },
+      20_000,
+      'the call to be asked about on the console',
+    );
     expect(page).toContain('scripts/main.py');
     await client.close();
     await call;

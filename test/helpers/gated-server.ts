@@ -1,6 +1,7 @@
 import { afterEach } from 'vitest';
 import { gatedFixture, type GatedFixture } from './gated-fixture.js';
-import { connectStdio, type ConnectOptions, type Connected, type Era } from './stdio-client.js';
+import { startServer, type Connected, type Era } from './server-under-test.js';
+import type { ConnectOptions } from './stdio-client.js';
 
 export interface GatedServerOptions {
   /** Protocol era the client negotiates; `auto` unless given. */
@@ -28,7 +29,8 @@ export async function startGatedServer(config: string, opts: GatedServerOptions 
   const fx = gatedFixture(config);
   try {
     opts.setup?.(fx);
-    const c = await connectStdio({
+    const c = await startServer({
+      transport: 'stdio',
       era: opts.era ?? 'auto',
       args: [...fx.args, ...(typeof opts.args === 'function' ? opts.args(fx) : (opts.args ?? []))],
       capabilities: opts.capabilities ?? (opts.elicitation === false ? {} : { elicitation: { form: {} } }),

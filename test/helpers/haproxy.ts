@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tempDir } from './temp-dir.js';
+import { waitFor } from './wait-for.js';
 
 export const HAPROXY = '/usr/sbin/haproxy';
 
@@ -90,18 +91,20 @@ export async function startHaproxy(port: number, replicas: readonly Replica[]): 
   let alive = true;
   void exited.then(() => (alive = false));
   const origin = `http://127.0.0.1:${port}`;
-  for (let i = 0; ; i++) {
-    if (!alive) throw new Error(`haproxy exited before listening:\n${out}`);
-    const up = await fetch(`${origin}/healthz`).then(
-      (r) => r.status === 200,
-      () => false,
-    );
-    if (up) break;
-    if (i > 200) {
-      proc.kill('SIGKILL');
-      throw new Error(`haproxy did not answer on ${origin}:\n${out}`);
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  const up = await waitFor(
+    async () =>
+      !alive ||
+      (await fetch(`${origin}/healthz`).then(
+        (r) => r.status === 200,
+        () => false,
+      )),
+    10_000,
+    `haproxy on ${origin}`,
+  ).catch(() => undefined);
+  if (!alive) throw new Error(`haproxy exited before listening:\n${out}`);
+  if (up === undefined) {
+    proc.kill('SIGKILL');
+    throw new Error(`haproxy did not answer on ${origin}:\n${out}`);
   }
   return {
     origin,

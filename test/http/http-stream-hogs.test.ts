@@ -99,6 +99,7 @@ describe('clients that hold long-lived streams', () => {
     expect(list.body).toContain('markdown-toc');
 
     streams[0]!.socket.destroy();
+    // Kept: the server frees the stream's slot when it sees the close, which it reports nowhere a test can watch.
     await new Promise((r) => setTimeout(r, 200));
     const again = openListen(url, '127.0.0.1', TOKEN);
     streams.push(again);

@@ -4,6 +4,7 @@ import { getHeapStatistics } from 'node:v8';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createMemoryReclaimer } from '../../src/memory-reclaimer.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const MiB = 1024 * 1024;
 const used = () => getHeapStatistics().used_heap_size;
@@ -40,7 +41,7 @@ describe('memory reclaimer', () => {
     leaveOldGarbage();
     const before = used();
     r.idle();
-    await sleep(400);
+    await waitFor(() => reclaims().length > 0, 5_000, 'the collection');
     expect(reclaims()).toHaveLength(1);
     expect(before - used()).toBeGreaterThan(30 * MiB);
     r.stop();
@@ -58,7 +59,7 @@ describe('memory reclaimer', () => {
       await sleep(40);
     }
     expect(reclaims()).toHaveLength(0);
-    await sleep(300);
+    await waitFor(() => reclaims().length > 0, 5_000, 'the collection once the requests stopped');
     expect(reclaims()).toHaveLength(1);
     // Idle again without having served anything since: no further collection.
     r.idle();

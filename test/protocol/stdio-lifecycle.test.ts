@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { connectStdio } from '../helpers/stdio-client.js';
-import { builtCli, repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { spawnServer } from '../helpers/server-process.js';
+import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const bundled = `${repoRoot}/skills`;
 const temps: (() => void)[] = [];
@@ -18,36 +19,33 @@ const auditPath = () => {
 
 describe('stdio server lifecycle', () => {
   it('exits 0 when stdin closes, having written nothing to stdout', async () => {
-    const child = spawn(
-      process.execPath,
-      [builtCli, '--skills', bundled, '--no-watch', '--audit', auditPath()],
-      {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
+    const child = spawnServer({
+      args: ['--skills', bundled, '--no-watch', '--audit', auditPath()],
+      stdin: 'pipe',
+      baseEnv: 'inherit',
+      ownAudit: false,
+    }).proc;
     let out = '';
-    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-    child.stdin.end();
+    child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    child.stdin!.end();
     const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);
     expect(out).toBe('');
   });
 
   it.each(['SIGTERM', 'SIGINT'] as const)('closes cleanly on %s', async (signal) => {
-    const child = spawn(
-      process.execPath,
-      [builtCli, '--skills', bundled, '--audit', auditPath(), '--log-level', 'info'],
-      {
-        stdio: ['pipe', 'pipe', 'pipe'],
-      },
-    );
-    let err = '';
-    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    while (!err.includes('"msg":"ready"')) await new Promise((r) => setTimeout(r, 20));
+    const server = spawnServer({
+      args: ['--skills', bundled, '--audit', auditPath(), '--log-level', 'info'],
+      stdin: 'pipe',
+      baseEnv: 'inherit',
+      ownAudit: false,
+    });
+    const child = server.proc;
+    await waitFor(() => server.stderr().includes('"msg":"ready"'), 10_000, 'the ready line');
     child.kill(signal);
     const [code] = (await once(child, 'close')) as [number | null];
     expect(code).toBe(0);
-    expect(err).toContain('"msg":"stopped"');
+    expect(server.stderr()).toContain('"msg":"stopped"');
   });
 
   it('serves list_skills and load_skill instead of per-skill tools in compact mode', async () => {

@@ -1,11 +1,10 @@
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client } from '@modelcontextprotocol/client';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../helpers/wait-for.js';
-import { builtCli, copyBundledSkills } from '../helpers/temp-dir.js';
+import { startServer } from '../helpers/server-under-test.js';
+import { copyBundledSkills } from '../helpers/temp-dir.js';
 
 /**
  * The server in a user namespace of its own whose inotify watch limit is 3 (`user.max_inotify_watches`, which a
@@ -22,51 +21,36 @@ describe('hot reload past the inotify watch limit', () => {
   it('warns once with the fix, keeps serving, and still sees skills added to the root', async () => {
     skills = copyBundledSkills();
     const audit = join(dirname(skills.dir), 'audit.db'); // beside the copy, removed with it
-    const transport = new StdioClientTransport({
-      command: 'unshare',
-      args: [
+    const seen: string[][] = [];
+    const c = await startServer({
+      transport: 'stdio',
+      era: 'legacy',
+      prefix: [
+        'unshare',
         '--user',
         '--map-root-user',
         'sh',
         '-c',
         'echo 3 > /proc/sys/user/max_inotify_watches && exec "$0" "$@"',
-        process.execPath,
-        builtCli,
-        '--skills',
-        skills.dir,
-        '--log-level',
-        'debug',
       ],
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        HOME: process.env.HOME ?? '/tmp',
-        SKILLS_MCP_AUDIT: audit,
-      },
-      stderr: 'pipe',
-    });
-    let stderr = '';
-    (transport.stderr as Readable | null)?.on('data', (d: Buffer) => (stderr += d.toString()));
-    const errors: Error[] = [];
-    const seen: string[][] = [];
-    client = new Client(
-      { name: 'skills-mcp-test', version: '1.0.0' },
-      {
-        capabilities: {},
-        versionNegotiation: { mode: 'legacy' },
-        listChanged: {
-          tools: {
-            onChanged: (_e: unknown, tools: { name: string }[] | null) =>
-              seen.push((tools ?? []).map((t) => t.name)),
-          },
+      skills: [skills.dir],
+      args: ['--log-level', 'debug'],
+      env: { SKILLS_MCP_AUDIT: audit },
+      listChanged: {
+        tools: {
+          onChanged: (_e: unknown, tools: { name: string }[] | null) =>
+            seen.push((tools ?? []).map((t) => t.name)),
         },
       },
-    );
-    client.onerror = (e) => errors.push(e);
-    await client.connect(transport);
+    });
+    client = c.client;
+    const stderr = c.stderr;
     expect((await client.listTools()).tools.map((t) => t.name)).toContain('csv-stats');
-    await waitFor(() => stderr.includes('watching the skill folders'), 10_000, 'the watch set-up to end');
+    await waitFor(() => stderr().includes('watching the skill folders'), 10_000, 'the watch set-up to end');
 
-    const warnings = stderr.split('\n').filter((l) => l.includes('inotify watch limit'));
+    const warnings = stderr()
+      .split('\n')
+      .filter((l) => l.includes('inotify watch limit'));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain('"level":40');
     expect(warnings[0]).toContain('fs.inotify.max_user_watches');
@@ -80,7 +64,11 @@ describe('hot reload past the inotify watch limit', () => {
     await waitFor(() => seen.some((t) => t.includes('fresh-skill')), 10_000, 'the added skill');
     const call = await client.callTool({ name: 'commit-message', arguments: {} });
     expect(call.isError).toBeFalsy();
-    expect(stderr.split('\n').filter((l) => l.includes('inotify watch limit'))).toHaveLength(1);
-    expect(errors).toEqual([]);
+    expect(
+      stderr()
+        .split('\n')
+        .filter((l) => l.includes('inotify watch limit')),
+    ).toHaveLength(1);
+    expect(c.errors).toEqual([]);
   });
 });

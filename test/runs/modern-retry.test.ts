@@ -1,8 +1,8 @@
-import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/client';
 import { afterEach, describe, expect, it } from 'vitest';
 import { gatedFixture } from '../helpers/gated-fixture.js';
 import { gatedServers } from '../helpers/gated-server.js';
-import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
+import { startServer, type HttpServer } from '../helpers/server-under-test.js';
 
 type Params = { name: string; arguments: Record<string, unknown> };
 type Raw = {
@@ -58,13 +58,10 @@ describe('a modern-era retry runs only the call the person was asked about (stdi
 });
 
 describe('modern-era HTTP after a restart on the same audit database', () => {
-  let s: SpawnedServer | undefined;
+  let s: HttpServer | undefined;
   let fx: ReturnType<typeof gatedFixture> | undefined;
   afterEach(async () => {
-    if (s?.proc.exitCode === null) {
-      s.proc.kill('SIGTERM');
-      await s.exited;
-    }
+    await s?.stop('SIGTERM');
     fx?.cleanup();
     s = fx = undefined;
   });
@@ -73,15 +70,11 @@ describe('modern-era HTTP after a restart on the same audit database', () => {
     fx = gatedFixture(
       'approval:\n  mode: ask\n  fallback: rules-only\n  rules:\n    - { skill: echo, action: allow }\n',
     );
-    const args = ['--http', '--port', '0', '--skills', fx.skills, '--config', fx.configFile, '--no-watch'];
+    const args = ['--skills', fx.skills, '--config', fx.configFile, '--no-watch'];
     const env = { SKILLS_MCP_AUDIT: fx.auditPath };
     for (const round of [1, 2]) {
-      s = spawnCli(args, env);
-      const client = new Client(
-        { name: 'restart', version: '1' },
-        { capabilities: {}, versionNegotiation: { mode: 'auto' } },
-      );
-      await client.connect(new StreamableHTTPClientTransport(new URL(await servedUrl(s))));
+      s = await startServer({ transport: 'http', args, env, era: 'auto', elicitation: false });
+      const client = s.client!;
       const r = await client.callTool({ name: 'echo', arguments: { text: `round ${round}` } });
       expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
       await client.close();

@@ -1,11 +1,10 @@
-import { Client } from '@modelcontextprotocol/client';
-import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
+import type { Client } from '@modelcontextprotocol/client';
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { removeTree } from '../../src/envs/env-store.js';
-import { builtCli } from '../helpers/temp-dir.js';
+import { startServer } from '../helpers/server-under-test.js';
 
 type Text = { type: 'text'; text: string };
 const isRoot = process.getuid?.() === 0;
@@ -82,31 +81,34 @@ function layout(which: Private, owner?: { uid: number; gid: number }) {
 }
 
 async function connect(root: string, ws: string, asUser?: { uid: number; gid: number }) {
-  const serverArgs = [
-    builtCli,
-    '--skills',
-    join(root, 'skills'),
-    '--config',
-    join(root, 'skills-mcp.yaml'),
-    '--audit',
-    join(root, 'state', 'audit.db'),
-    '--workspace',
-    ws,
-    '--no-watch',
-  ];
-  const node = process.execPath;
-  const transport = new StdioClientTransport({
-    command: asUser === undefined ? node : '/usr/bin/setpriv',
-    args:
-      asUser === undefined
-        ? serverArgs
-        : [`--reuid=${asUser.uid}`, `--regid=${asUser.gid}`, '--clear-groups', '--', node, ...serverArgs],
+  const { client } = await startServer({
+    transport: 'stdio',
+    era: 'legacy',
+    ...(asUser === undefined
+      ? {}
+      : {
+          prefix: [
+            '/usr/bin/setpriv',
+            `--reuid=${asUser.uid}`,
+            `--regid=${asUser.gid}`,
+            '--clear-groups',
+            '--',
+          ],
+        }),
+    skills: [join(root, 'skills')],
+    args: [
+      '--config',
+      join(root, 'skills-mcp.yaml'),
+      '--audit',
+      join(root, 'state', 'audit.db'),
+      '--workspace',
+      ws,
+      '--no-watch',
+    ],
     // The ordinary user cannot enter root's pyenv: it gets the system python3.
     env: { PATH: asUser === undefined ? (process.env.PATH ?? '/usr/bin:/bin') : '/usr/bin:/bin', HOME: root },
-    stderr: 'pipe',
+    ownAudit: false,
   });
-  const client = new Client({ name: 'ws-test', version: '1.0.0' }, { capabilities: {} });
-  await client.connect(transport);
   return client;
 }
 

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openAuditStore } from '../../src/audit/open-audit-store.js';
 import { connectStdio, type Connected } from '../helpers/stdio-client.js';
 import { repoRoot, tempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Text = { type: 'text'; text: string };
 const ALLOW_ALL = 'approval:\n  mode: allow\n  fallback: rules-only\n  high_risk: ask\n';
@@ -133,11 +134,11 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     await expect(pending).rejects.toThrow();
     const store = openAuditStore({ path: auditPath, readOnly: true });
     try {
-      let row;
-      for (let i = 0; i < 100 && row?.status !== 'cancelled'; i++) {
-        await new Promise((r) => setTimeout(r, 100));
-        row = store.listCalls({ skill: 'sleeper' })[0];
-      }
+      const row = await waitFor(
+        () => store.listCalls({ skill: 'sleeper' }).find((r) => r.status === 'cancelled'),
+        10_000,
+        'the cancelled row',
+      ).catch(() => store.listCalls({ skill: 'sleeper' })[0]);
       expect(row?.status).toBe('cancelled');
       expect(row?.durationMs ?? Infinity).toBeLessThan(30_000);
     } finally {
@@ -168,7 +169,20 @@ describe('sandboxed runs through the server (policy allows, no approval asked)',
     expect(out.env).not.toContain('SECRET_TOKEN');
     expect(out.has_canary).toBe(false);
     await c.client.callTool({ name: 'read_skill_file', arguments: { skill: 'envdump', path: 'SKILL.md' } });
-    await new Promise((res) => setTimeout(res, 300));
+    // The read-only call's record lands after its answer: wait for it before reading the files' bytes.
+    const store = openAuditStore({ path: auditPath, readOnly: true });
+    try {
+      await waitFor(
+        () =>
+          store
+            .listCalls({ skill: 'envdump' })
+            .some((row) => row.tool === 'read_skill_file' && row.status !== undefined && row.status !== null),
+        10_000,
+        'the read_skill_file record',
+      );
+    } finally {
+      store.close();
+    }
     const dir = join(t.dir, 'state');
     for (const f of readdirSync(dir).filter((n) => n.startsWith('audit.db'))) {
       const bytes = readFileSync(join(dir, f));

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { connectStdio, type Connected } from '../helpers/stdio-client.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 type Text = { type: 'text'; text: string };
 const textOf = (r: { content?: unknown }) => ((r.content ?? []) as Text[]).map((c) => c.text).join('\n');
@@ -71,12 +72,12 @@ describe('a folder that takes a skill name while the server runs', () => {
       join(second, 'marker', 'SKILL.md'),
       '---\nname: marker\ndescription: Shows that the reload saw the new folders. Use in tests.\n---\n\nNothing.\n',
     );
-    const deadline = Date.now() + 20_000;
     const served = async () => (await c!.client.listPrompts()).prompts.map((p) => p.name);
-    while (!(await served()).includes('marker')) {
-      if (Date.now() > deadline) throw new Error('the reload never showed the new folders');
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    await waitFor(
+      async () => (await served()).includes('marker'),
+      20_000,
+      'the reload to show the new folders',
+    );
 
     const ruled = await run('scripts/fill.py');
     expect(asked).toHaveLength(2);

@@ -88,6 +88,7 @@ async function gatedCall(mode: Mode, staged: boolean) {
     const result = await client
       .callTool({ name: 'touch', arguments: {} })
       .catch((e: unknown) => ({ thrown: String(e) }));
+    // Kept: a script that ran anyway would leave its file late; nothing happens when all is well.
     await sleep(300);
     return { result, ranAt, startedAt, states: store.listCalls().map((c) => c.state) };
   } finally {

@@ -54,6 +54,8 @@ describe.skipIf(!isLinux || !isRoot)("a root server's idle launchers", () => {
         const r = await c.client.callTool({ name: 'probe', arguments: { targets: '' } });
         expect(r.isError, JSON.stringify(r)).not.toBe(true);
       }
+      // Kept: the server pre-stages the next launchers after a call and logs nothing when they are up; a launcher
+      // missing here would only weaken the check below (it is looked for again after the second pause).
       await new Promise((r) => setTimeout(r, 500));
       const launchers = processes().filter((p) => p.argv.includes('skills-mcp-launcher') && below(p.pid));
       // 1. From inside a sandbox (its own pid namespace) no launcher can be named: kill -0 says ESRCH.
@@ -66,6 +68,7 @@ describe.skipIf(!isLinux || !isRoot)("a root server's idle launchers", () => {
       expect(out).not.toMatch(/kill0=ok/);
       // 2. No idle process of uid 65534 (dumpable: /proc/<pid>/root is its own) sits in a stager's mount namespace:
       // any host process of that uid could reach the root-only staged folders through /proc/<pid>/root.
+      // Kept: "no idle launcher is exposed" is a state over time; this gives one the chance to appear.
       await new Promise((res) => setTimeout(res, 500));
       const idle = processes().filter((p) => p.argv.includes('skills-mcp-launcher') && below(p.pid));
       const exposed = idle.filter((l) => {

@@ -16,6 +16,7 @@ import {
   processes,
   tempDirs,
 } from './helpers.js';
+import { waitFor } from '../helpers/wait-for.js';
 
 const dirs = tempDirs();
 const unhandled: unknown[] = [];
@@ -166,7 +167,7 @@ describe.skipIf(!isLinux).each([
         expect(launchers.length).toBeGreaterThanOrEqual(2);
       }
       holder.kill('SIGKILL');
-      for (let i = 0; i < 60 && below.some(isAlive); i++) await sleep(50);
+      await waitFor(() => !below.some(isAlive), 3_000, 'the sandbox processes to end').catch(() => undefined);
       expect(below.filter(isAlive)).toEqual([]);
       await sleep(300);
       expect(existsSync(canary)).toBe(false);

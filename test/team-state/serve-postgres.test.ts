@@ -1,6 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SpawnedServer } from '../http/helpers/spawn-server.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTeam, textOf, tool, type Team } from './helpers/team.js';
 
 // Real `skills-mcp serve --http --audit postgres://…` processes (two replicas) writing one audit log in a real
@@ -85,8 +86,11 @@ describe('serve --http --audit postgres:// (two replicas, one log)', () => {
       expect(read.isError, textOf(read)).toBeFalsy();
       expect(textOf(read)).toContain('Echoes its JSON input back.');
       // Its record, written after the answer, fails: logged, not fatal (as with SQLite).
-      for (let i = 0; i < 100 && !serverB.stderr().includes('could not audit a read-only call'); i++)
-        await new Promise((r) => setTimeout(r, 50));
+      await waitFor(
+        () => serverB.stderr().includes('could not audit a read-only call'),
+        5_000,
+        'the failed record to be logged',
+      ).catch(() => undefined);
       expect(serverB.stderr()).toContain('could not audit a read-only call');
     } finally {
       team.pg.start();

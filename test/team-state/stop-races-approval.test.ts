@@ -2,6 +2,7 @@ import type { Client } from '@modelcontextprotocol/client';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CHAIN_LOCK } from '../../src/audit/postgres/pg-schema.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { startTeam, textOf, tool, type Raw, type Team } from './helpers/team.js';
 
 // "Deny and stop" answered on replica A while the same principal's approval of another call is answered on replica
@@ -16,7 +17,6 @@ const lastAsked = async (r: Raw) => {
   expect(r.requestState, textOf(r)).toBeTypeOf('string');
   return (await team.events()).findLast((e) => e.type === 'approval_requested')!.call_id!;
 };
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   team = await startTeam('approval:\n  mode: ask\n');
@@ -41,20 +41,37 @@ describe('a stop on one replica racing an approval on another (PostgreSQL log)',
     try {
       await holder.query('BEGIN');
       await holder.query('SELECT pg_advisory_xact_lock($1)', [CHAIN_LOCK]);
-      const stop = tool(
-        a,
-        'echo',
-        { text: 'stop everything' },
-        { state: onA.requestState, decision: 'abort' },
-      );
-      await sleep(500); // A waits for the lock with its stop
-      const approve = tool(b, 'writer', { text: 'approved on b' }, { state: onB.requestState });
-      await sleep(500); // B has read the stops (none committed yet) and waits for the lock with its approval
-      await holder.query('COMMIT');
-      const [stopped, approved] = await Promise.all([stop, approve]);
-      expect(stopped.isError, textOf(stopped)).toBe(true);
-      expect(approved.isError, textOf(approved)).toBe(true);
-      expect(textOf(approved)).toContain('The user stopped all skill runs');
+      await team.pg.superuser(team.db.database, async (watch) => {
+        // Backends of the replicas waiting inside a transaction for the chain lock the test holds.
+        const waiters = async () =>
+          (
+            await watch.query<{ n: number }>(
+              `SELECT count(*)::int AS n FROM pg_stat_activity WHERE datname = $1 AND xact_start IS NOT NULL
+               AND wait_event_type = 'Lock' AND wait_event = 'advisory'`,
+              [team.db.database],
+            )
+          ).rows[0]!.n;
+        const before = await waiters();
+        const stop = tool(
+          a,
+          'echo',
+          { text: 'stop everything' },
+          { state: onA.requestState, decision: 'abort' },
+        );
+        await waitFor(async () => (await waiters()) > before, 20_000, 'A to wait for the lock with its stop');
+        const approve = tool(b, 'writer', { text: 'approved on b' }, { state: onB.requestState });
+        // B has read the stops (none committed yet) and waits for the lock with its approval.
+        await waitFor(
+          async () => (await waiters()) > before + 1,
+          20_000,
+          'B to wait for the lock with its approval',
+        );
+        await holder.query('COMMIT');
+        const [stopped, approved] = await Promise.all([stop, approve]);
+        expect(stopped.isError, textOf(stopped)).toBe(true);
+        expect(approved.isError, textOf(approved)).toBe(true);
+        expect(textOf(approved)).toContain('The user stopped all skill runs');
+      });
     } finally {
       await holder.end();
     }

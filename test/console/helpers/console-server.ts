@@ -79,17 +79,23 @@ export async function startConsoleServer(
     throw e;
   }
   const taken = new Set<string>();
-  /** A new request's approval is the oldest one not taken yet; a retry continues the newest taken one. */
-  const nextLink = async (): Promise<string> => {
-    for (let i = 0; ; i++) {
-      const links = await pendingLinks(base);
-      const link = links.find((l) => !taken.has(l)) ?? (i >= 10 ? links.at(-1) : undefined);
-      if (link !== undefined) {
-        taken.add(link);
+  /**
+   * A new request's approval is the oldest one not taken yet; a retry continues the newest taken one (once no new
+   * one showed up for half a second).
+   */
+  const nextLink = (): Promise<string> => {
+    const since = Date.now();
+    return waitFor(
+      async () => {
+        const links = await pendingLinks(base);
+        const link =
+          links.find((l) => !taken.has(l)) ?? (Date.now() - since >= 500 ? links.at(-1) : undefined);
+        if (link !== undefined) taken.add(link);
         return link;
-      }
-      await new Promise((r) => setTimeout(r, 50));
-    }
+      },
+      120_000,
+      'the approval on the console',
+    );
   };
   const withAudit = <T>(fn: (a: AuditStore) => T): T => {
     const store = fx.audit();
