@@ -74,8 +74,14 @@ describe.skipIf(!HAS_CHROMIUM)('the model as adversary, with approval.require: p
         `${origin}/approvals/${approvalId}/passkey-options`,
         `${origin}/approvals/${approvalId}/passkey`,
       ];
+      // The one page outside the secret path (the link a URL elicitation carries) tells a browser without the
+      // console's sign-in cookie nothing: the same page for this approval's id as for a made-up one.
+      const hop = `${origin}/approve/${approvalId}`;
+      const blank = await rawRequest(`${origin}/approve/${'x'.repeat(approvalId.length)}`);
       for (const url of guesses) {
-        expect((await rawRequest(url)).status, url).toBeGreaterThanOrEqual(400);
+        const got = await rawRequest(url);
+        if (url === hop) expect([got.status, got.body], url).toEqual([blank.status, blank.body]);
+        else expect(got.status, url).toBeGreaterThanOrEqual(400);
         for (const [type, body] of [
           ['application/x-www-form-urlencoded', 'csrf=x&decision=approved'],
           ['application/json', JSON.stringify({ csrf: 'x', decision: 'approved', response: {} })],
