@@ -4,7 +4,7 @@ import { parseArgs } from 'node:util';
 import { CONSOLE_CSS, CONSOLE_ICON } from '../console/assets.js';
 import { startConsoleServer } from '../console/console-server.js';
 import type { RouteRequest, RouteResponse } from '../console/route-types.js';
-import { isSkillsError } from '../errors.js';
+import { isSkillsError, SkillsError } from '../errors.js';
 import { readApprovers, writeApprovers, approversPath } from '../passkeys/approvers-file.js';
 import { createEnrolment } from '../passkeys/enroll-ceremony.js';
 import { enrollPage } from '../passkeys/enroll-page.js';
@@ -52,7 +52,10 @@ export async function runApprovers(
     if (verb === 'remove' && more.length === 1) return remove(io, stateDir, more[0]!, record);
     if (verb === 'enroll' && more.length === 0) {
       const label = (parsed.values.name ?? userInfo().username).slice(0, 100) || 'approver';
-      return await enroll(io, stateDir, label, createLogger(opts.logLevel), record);
+      const subject = parsed.values.subject;
+      if (subject !== undefined && (subject === '' || subject.length > 256))
+        throw new SkillsError('CONFIG_INVALID', '--subject takes the sign-in subject (1 to 256 characters)');
+      return await enroll(io, stateDir, { label, subject }, createLogger(opts.logLevel), record);
     }
   } catch (e) {
     if (!isSkillsError(e)) throw e;
@@ -68,7 +71,10 @@ export async function runApprovers(
 function list(io: CliIo, stateDir: string): ExitCode {
   const all = readApprovers(stateDir);
   if (all.length === 0) io.err(`no passkeys enrolled (${approversPath(stateDir)})\n`);
-  for (const a of all) io.out(`${a.id}  ${printable(a.label)}  enrolled ${a.enrolled_at}\n`);
+  for (const a of all)
+    io.out(
+      `${a.id}  ${printable(a.label)}${a.subject === undefined ? '' : `  subject ${printable(a.subject)}`}  enrolled ${a.enrolled_at}\n`,
+    );
   return 0;
 }
 
@@ -97,10 +103,11 @@ function remove(io: CliIo, stateDir: string, id: string, record: Recorder): Exit
 async function enroll(
   io: CliIo,
   stateDir: string,
-  label: string,
+  who: { label: string; subject: string | undefined },
   log: Logger,
   record: Recorder,
 ): Promise<ExitCode> {
+  const { label } = who;
   const secret = randomBytes(24).toString('base64url');
   let origin = '';
   let enrolment: ReturnType<typeof createEnrolment> | undefined;
@@ -119,7 +126,7 @@ async function enroll(
     if (req.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json')
       return json(415, { error: 'send JSON' });
     if (req.path === '/enroll/options') {
-      enrolment = createEnrolment({ label, origin, enrolled: readApprovers(stateDir) });
+      enrolment = createEnrolment({ ...who, origin, enrolled: readApprovers(stateDir) });
       return json(200, await enrolment.options());
     }
     if (req.path === '/enroll/finish' && enrolment !== undefined) {

@@ -94,6 +94,10 @@ export function createConsolePasskeys(opts: { stateDir: string; now?: () => numb
       client_data_json: String(body.clientDataJSON),
       signature: String(body.signature),
       challenge: entry.inputs,
+      person: {
+        name: credential.label,
+        ...(credential.subject === undefined ? {} : { subject: credential.subject }),
+      },
     };
   };
 
