@@ -79,7 +79,10 @@ export async function routePasskey(
     const evidence = await deps.passkeys.verify(id, decision, response, deps.origin());
     const r = await deps.queue.decide(id, csrf, decision, evidence);
     if (r !== 'decided') return json(409, { error: 'this approval is no longer waiting' });
-    deps.log.info({ approval: id, decision, credential: evidence.credential_id }, 'console passkey decision');
+    deps.log.info(
+      { approval: id, decision, credential: evidence.credential_id, approver: evidence.person?.name },
+      'console passkey decision',
+    );
     return json(200, { decided: decision });
   } catch (err) {
     if (!isSkillsError(err)) throw err;

@@ -33,11 +33,20 @@ export interface Enrolling {
   exited: Promise<number | null>;
 }
 
-/** `skills-mcp approvers enroll` running, with the link it printed on stderr. */
-export async function startEnroll(auditPath: string, name: string): Promise<Enrolling> {
+/** `skills-mcp approvers enroll` running (with `--subject` when given), with the link it printed on stderr. */
+export async function startEnroll(auditPath: string, name: string, subject?: string): Promise<Enrolling> {
   const child = spawn(
     process.execPath,
-    [builtCli, 'approvers', 'enroll', '--name', name, '--audit', auditPath],
+    [
+      builtCli,
+      'approvers',
+      'enroll',
+      '--name',
+      name,
+      ...(subject === undefined ? [] : ['--subject', subject]),
+      '--audit',
+      auditPath,
+    ],
     {
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -53,14 +62,15 @@ export async function startEnroll(auditPath: string, name: string): Promise<Enro
   return { child, url, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Enrolls the page's virtual passkey through the enrolment page. */
+/** Enrolls the page's virtual passkey through the enrolment page (for `subject`'s person, when given). */
 export async function enrollWith(
   page: Page,
   auditPath: string,
   name: string,
   shot?: string,
+  subject?: string,
 ): Promise<Enrolling> {
-  const e = await startEnroll(auditPath, name);
+  const e = await startEnroll(auditPath, name, subject);
   await page.goto(e.url);
   if (shot !== undefined) await page.screenshot({ path: shot });
   await page.getByRole('button', { name: 'Create passkey' }).click();
