@@ -18,12 +18,7 @@ export type GateOutcome =
   | { action: 'ask' };
 
 type RefuseReason =
-  | 'rules'
-  | 'loop_guard'
-  | 'session_aborted'
-  | 'no_approver'
-  | 'passkey_required'
-  | 'four_eyes_required';
+  'rules' | 'loop_guard' | 'session_aborted' | 'no_approver' | 'passkey_required' | 'four_eyes_required';
 
 /**
  * For a call `approval.require` asks a passkey for: `ready` (asked in the console, a passkey is enrolled),

@@ -170,7 +170,7 @@ export const ApprovalRequireSchema = z
       '`{four_eyes: {skills: [...]}}` (with or without `passkey`): calls of those skills need a passkey whose ' +
       'enrolment names a subject (`approvers enroll --subject`) other than the signed-in caller (HTTP with ' +
       '`http.oauth`); a call without a signed-in caller is refused before anyone is asked ' +
-      '(`four_eyes_required`), an approval with the caller\'s own passkey is refused (`self_approval`). ' +
+      "(`four_eyes_required`), an approval with the caller's own passkey is refused (`self_approval`). " +
       'Calls that a rule allows still run without asking.',
   );
 

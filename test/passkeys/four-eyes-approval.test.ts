@@ -1,7 +1,12 @@
 import { writeFileSync } from 'node:fs';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
-import { consoleBase, consoleConfig, consoleServers, pendingLinks } from '../console/helpers/console-server.js';
+import {
+  consoleBase,
+  consoleConfig,
+  consoleServers,
+  pendingLinks,
+} from '../console/helpers/console-server.js';
 import { freePort } from '../helpers/free-port.js';
 import { gatedFixture, type GatedFixture } from '../helpers/gated-fixture.js';
 import { startOidcIssuer, type OidcIssuer } from '../helpers/oidc-issuer.js';
