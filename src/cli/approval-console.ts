@@ -5,6 +5,7 @@ import type { ApprovalConsole } from '../console/index.js';
 import type { Logger } from '../log.js';
 import type { Services } from './create-services.js';
 import type { CliIo } from './io.js';
+import { openApproverStore } from './open-approver-store.js';
 
 /** A person is likely at this machine's screen: macOS, Windows, or a Linux/BSD graphical session. */
 export function isDesktopSession(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): boolean {
@@ -36,11 +37,12 @@ export async function startConsoleIfEnabled(
   const opener = config.approval.console_open_browser
     ? createBrowserOpener({ log, platform: process.platform, stateDir })
     : undefined;
+  const approvers = await openApproverStore(config, io, stateDir, log);
   const con = await startApprovalConsole({
     runner: services.runner,
     audit: services.audit,
     log,
-    stateDir,
+    approvers: approvers.store,
     ...(opener === undefined ? {} : { openBrowser: (url: string) => opener.open(url) }),
   });
   let linkFile: string | undefined;
@@ -57,6 +59,7 @@ export async function startConsoleIfEnabled(
     console: con,
     close: async () => {
       await con.close();
+      await approvers.close();
       opener?.dispose();
       if (linkFile !== undefined) rmSync(linkFile, { force: true });
     },

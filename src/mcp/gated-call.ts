@@ -57,7 +57,13 @@ function clientOf(server: McpServer, ctx: ServerContext): string | undefined {
 /** A 2025-era request: no per-request envelope, so the server may send the form as its own request. */
 const isLegacyRequest = (ctx: ServerContext): boolean => ctx.mcpReq.envelope === undefined;
 
-function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: ServerContext): CallContext {
+function callContext(
+  deps: ServerDeps,
+  b: GateBridge,
+  req: CallRequest,
+  ctx: ServerContext,
+  passkeyConsole: boolean,
+): CallContext {
   const token = ctx.mcpReq._meta?.progressToken;
   const canShowForm = deps.config.elicitation && canElicit(b.server, ctx);
   const trusted = clientFormCounts(req.session, deps.config.approval.http_elicitation);
@@ -66,7 +72,7 @@ function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: Ser
   let n = 0;
   return {
     canAsk: canShowForm && trusted,
-    ...(deps.console?.passkeysEnrolled() === true ? { passkeyConsole: true } : {}),
+    ...(passkeyConsole ? { passkeyConsole: true } : {}),
     ...(canShowForm && !trusted ? { formNotTrusted: true } : {}),
     channel: 'elicitation',
     signal: ctx.mcpReq.signal,
@@ -149,7 +155,7 @@ export async function gatedCall(
     assertRunScope(ctx.http?.authInfo, deps.config);
     const caller = callerOf(ctx.http?.authInfo);
     const req = caller === undefined ? call : { ...call, session: { ...call.session, caller } };
-    const cctx = callContext(deps, b, req, ctx);
+    const cctx = callContext(deps, b, req, ctx, (await deps.console?.passkeysEnrolled()) === true);
     const state = ctx.mcpReq.requestState<{ callId?: unknown }>();
     if (typeof state === 'object' && state !== null && typeof state.callId === 'string') {
       const view = inputResponse(ctx.mcpReq.inputResponses, 'approval');

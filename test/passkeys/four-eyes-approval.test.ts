@@ -75,7 +75,7 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
   const personWithPasskey = async (person: string) => {
     const p = await pageWithPasskey(browser());
     closers.push(() => p.context.close());
-    await enrollWith(p.page, fx.auditPath, person, undefined, person);
+    await enrollWith(p.page, fx.auditPath, person, undefined, { subject: person });
     return p.page;
   };
 

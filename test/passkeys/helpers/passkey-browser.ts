@@ -33,8 +33,19 @@ export interface Enrolling {
   exited: Promise<number | null>;
 }
 
-/** `skills-mcp approvers enroll` running (with `--subject` when given), with the link it printed on stderr. */
-export async function startEnroll(auditPath: string, name: string, subject?: string): Promise<Enrolling> {
+/** How to enroll: for whose sign-in subject (`--subject`), and with what more in the environment (`PGPASSWORD`). */
+export interface EnrollOptions {
+  subject?: string;
+  env?: Record<string, string>;
+}
+
+/** `skills-mcp approvers enroll` running, with the link it printed on stderr. */
+export async function startEnroll(
+  auditPath: string,
+  name: string,
+  o: EnrollOptions = {},
+): Promise<Enrolling> {
+  const { subject } = o;
   const child = spawn(
     process.execPath,
     [
@@ -48,7 +59,7 @@ export async function startEnroll(auditPath: string, name: string, subject?: str
       auditPath,
     ],
     {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -62,15 +73,15 @@ export async function startEnroll(auditPath: string, name: string, subject?: str
   return { child, url, stdout: () => out, stderr: () => err, exited };
 }
 
-/** Enrolls the page's virtual passkey through the enrolment page (for `subject`'s person, when given). */
+/** Enrolls the page's virtual passkey through the enrolment page. */
 export async function enrollWith(
   page: Page,
   auditPath: string,
   name: string,
   shot?: string,
-  subject?: string,
+  o: EnrollOptions = {},
 ): Promise<Enrolling> {
-  const e = await startEnroll(auditPath, name, subject);
+  const e = await startEnroll(auditPath, name, o);
   await page.goto(e.url);
   if (shot !== undefined) await page.screenshot({ path: shot });
   await page.getByRole('button', { name: 'Create passkey' }).click();
