@@ -5,7 +5,6 @@ import type { ApprovalConsole } from '../console/index.js';
 import type { Logger } from '../log.js';
 import type { Services } from './create-services.js';
 import type { CliIo } from './io.js';
-import { openApproverStore } from './open-approver-store.js';
 
 /** A person is likely at this machine's screen: macOS, Windows, or a Linux/BSD graphical session. */
 export function isDesktopSession(env: NodeJS.ProcessEnv, platform: NodeJS.Platform): boolean {
@@ -37,6 +36,7 @@ export async function startConsoleIfEnabled(
   const opener = config.approval.console_open_browser
     ? createBrowserOpener({ log, platform: process.platform, stateDir })
     : undefined;
+  const { openApproverStore } = await import('./open-approver-store.js');
   const approvers = await openApproverStore(config, io, stateDir, log);
   const con = await startApprovalConsole({
     runner: services.runner,

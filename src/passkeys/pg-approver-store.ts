@@ -6,13 +6,16 @@ import type { ApproverStore } from './approver-store.js';
 
 const MAX_APPROVERS = 100;
 const TABLE = `${PG_SCHEMA}.approvers`;
+/** PostgreSQL's SQLSTATE for a table that does not exist. */
+const UNDEFINED_TABLE = '42P01';
 
 const failed = (what: string, cause: unknown) =>
   new SkillsError('AUDIT_FAILED', `could not ${what} the enrolled passkeys in the database`, { cause });
 
 /**
  * The passkeys of every replica sharing a PostgreSQL database (`skills_mcp.approvers`): enrolled once, accepted
- * by each; removed once, refused by each. A row that does not parse fails closed (an error, not "none").
+ * by each; removed once, refused by each. A row that does not parse fails closed (an error, not "none"); a database
+ * without the table (its schema not migrated yet) has none enrolled.
  */
 export function pgApproverStore(pool: Pick<pg.Pool, 'query'>): ApproverStore {
   return {
@@ -26,6 +29,8 @@ export function pgApproverStore(pool: Pick<pg.Pool, 'query'>): ApproverStore {
           )
         ).rows;
       } catch (err) {
+        // A schema from before the table (migration 7 not applied): nobody can have enrolled a passkey there.
+        if ((err as { code?: unknown }).code === UNDEFINED_TABLE) return [];
         throw failed('read', err);
       }
       if (rows.length > MAX_APPROVERS)
