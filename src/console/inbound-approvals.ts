@@ -1,3 +1,4 @@
+import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CallLog } from '../audit/call-log.js';
 import type { PendingViewBoard, WaitingView } from '../audit/replica-log.js';
@@ -24,7 +25,12 @@ export interface SharedApprovals {
   notListed(): number;
   get(id: string): ConsoleApproval | undefined;
   /** A decision from the page (POST), for an approval waiting elsewhere. */
-  decide(id: string, csrf: string, decision: ApprovalDecision): Promise<DecideResult>;
+  decide(
+    id: string,
+    csrf: string,
+    decision: ApprovalDecision,
+    passkey?: PasskeyEvidence,
+  ): Promise<DecideResult>;
   /**
    * What the person is shown of a call waiting elsewhere with its arguments and input in full, read for the page
    * that shows them (only while the call still waits, and only if the input is the one whose digest was recorded).
@@ -174,7 +180,7 @@ export function createSharedApprovals(deps: {
     return [...byId.values()].sort((x, y) => y.askedAt - x.askedAt);
   };
 
-  const decide: SharedApprovals['decide'] = async (id, csrf, decision) => {
+  const decide: SharedApprovals['decide'] = async (id, csrf, decision, passkey) => {
     const a = byId.get(id);
     if (a === undefined) return 'unknown';
     if (!sameToken(csrf, a.csrf)) return 'bad_token';
@@ -187,6 +193,7 @@ export function createSharedApprovals(deps: {
       const r = await runner.recordSharedAnswer(a.callId, seen, {
         action: 'accept',
         content: { decision },
+        ...(passkey === undefined ? {} : { passkey }),
       });
       a.outcome = OUTCOMES[r.kind];
     } catch (err) {

@@ -39,7 +39,14 @@ export function checkPasskey(
     decision: outcome.decision,
   };
   if (!passkeyCovers(outcome.passkey, binding)) return { decision: 'denied', reason: 'passkey_required' };
-  if (!needsFourEyes(config, call)) return outcome;
+  return needsFourEyes(config, call) ? checkFourEyes(outcome, caller) : outcome;
+}
+
+/**
+ * A passkey approval of a call that needs four eyes: it stands when the passkey's enrolment names a subject, the
+ * call a signed-in `caller`, and they are different people; else the refusal to record instead.
+ */
+export function checkFourEyes(outcome: ApprovalOutcome, caller: CallerRecord | undefined): ApprovalOutcome {
   const person = outcome.passkey?.person;
   if (caller === undefined || person?.subject === undefined)
     return { decision: 'denied', reason: 'four_eyes_required' };

@@ -62,17 +62,17 @@ describe.skipIf(!HAS_CHROMIUM)('passkeys enrolled in the database shared by the 
     await team?.cleanup();
   }, 30_000);
 
-  /** A call on `replica`, approved in that replica's console with the passkey. */
-  const approvedOn = async (replica: 'a' | 'b', text: string) => {
+  /** A call on `replica`, approved with the passkey in the console of `via` (by default the same replica's). */
+  const approvedOn = async (replica: 'a' | 'b', text: string, via: 'a' | 'b' = replica) => {
     const client = await formlessClient(urls[replica], clients);
     const result = echo(client, text);
     const callId = await askedCall();
-    await page.goto(await approvalLink(consoleOf(replica), callId));
+    await page.goto(await approvalLink(consoleOf(via), callId));
     await page.getByRole('button', { name: 'Approve once' }).click();
     return { result: await result, callId };
   };
 
-  it('accepts a passkey enrolled once in every replica’s console, and removal refuses it on both', async () => {
+  it('accepts a passkey enrolled once in every replica’s console, for its own calls and the other’s, and removal refuses it on both', async () => {
     await enrollWith(page, team.db.writerUrl, 'alice', undefined, { env: pgEnv() });
     const listed = runCli(['approvers', 'list', '--audit', team.db.writerUrl], { env: pgEnv() });
     const id = /^(\S+)\s+alice\s/m.exec(listed.stdout)?.[1];
@@ -89,6 +89,21 @@ describe.skipIf(!HAS_CHROMIUM)('passkeys enrolled in the database shared by the 
         passkey: { credential_id: id, person: { name: 'alice' } },
       });
     }
+
+    // Raised on B, approved with the passkey in A's console: B runs it once the signed decision is in the log.
+    const across = await approvedOn('b', 'raised on b, approved on a', 'a');
+    expect(across.result.isError, textOf(across.result)).toBeFalsy();
+    expect(across.result.structuredContent).toEqual({
+      echo: { text: 'raised on b, approved on a' },
+      ok: true,
+    });
+    const ev = (await team.events()).filter((e) => e.call_id === across.callId);
+    expect(ev.map((e) => e.type)).toContain('tool_call_started');
+    expect(decidedOf(ev, across.callId)?.payload).toMatchObject({
+      decision: 'approved',
+      channel: 'console',
+      passkey: { credential_id: id },
+    });
 
     const removed = runCli(['approvers', 'remove', id!, '--audit', team.db.writerUrl], { env: pgEnv() });
     expect(removed.code, removed.stderr).toBe(0);
