@@ -1,14 +1,12 @@
-import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CallLog } from '../audit/call-log.js';
 import type { PendingViewBoard, WaitingView } from '../audit/replica-log.js';
 import { summarizeInput } from '../gate/index.js';
-import { type ApprovalDecision } from '../approvals/approval-decision.js';
 import type { ApprovalView } from '../approvals/approval-view.js';
 import type { Logger } from '../log.js';
 import type { Runner, SeenCall, SharedRecorded } from '../runner/runner-types.js';
 import { parseSharedApproval, parseSharedInput, type SharedApproval } from '../approvals/replica-card.js';
-import type { ConsoleApproval, DecideResult } from './approval-queue.js';
+import type { ConsoleApproval, DecideApproval } from './approval-queue.js';
 
 /**
  * The console approvals waiting on the other server processes that share this one's audit log (PostgreSQL), as
@@ -25,12 +23,7 @@ export interface SharedApprovals {
   notListed(): number;
   get(id: string): ConsoleApproval | undefined;
   /** A decision from the page (POST), for an approval waiting elsewhere. */
-  decide(
-    id: string,
-    csrf: string,
-    decision: ApprovalDecision,
-    passkey?: PasskeyEvidence,
-  ): Promise<DecideResult>;
+  decide: DecideApproval;
   /**
    * What the person is shown of a call waiting elsewhere with its arguments and input in full, read for the page
    * that shows them (only while the call still waits, and only if the input is the one whose digest was recorded).
