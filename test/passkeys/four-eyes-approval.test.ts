@@ -1,4 +1,6 @@
-import { writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import {
@@ -15,6 +17,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { auditEvents, type Exported } from '../http/helpers/audit-events.js';
 import { connectClient, type Connected } from '../http/helpers/connect-client.js';
 import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
+import { copyOf, editEvidence } from './helpers/audit-copy.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
 
 const FOUR_EYES = '  require: { four_eyes: { skills: [echo] } }\n';
@@ -22,6 +25,16 @@ const SCOPES = ['skills:read', 'skills:run'];
 
 const textOf = (r: { content?: unknown }) =>
   ((r.content as { type: string; text?: string }[] | undefined) ?? []).map((c) => c.text ?? '').join('\n');
+
+/** The event id of each call's `approval_decided`, from `audit export --events-only` (which numbers events). */
+const exportedIds = (auditPath: string): Map<string, number> =>
+  new Map(
+    runCli(['audit', 'export', '--jsonl', '--events-only', '--audit', auditPath])
+      .stdout.split('\n')
+      .filter((l) => l.includes('"approval_decided"'))
+      .map((l) => JSON.parse(l) as { event_id: number; call_id: string })
+      .map((e) => [e.call_id, e.event_id]),
+  );
 
 const ofCall = (events: Exported[], callId: string | undefined, type: string) =>
   events.filter((e) => e.call_id === callId && e.type === type);
@@ -122,6 +135,18 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
     expect(ofCall(events, decided.call_id!, 'tool_call_started')).toHaveLength(1);
     const verified = runCli(['audit', 'verify', '--audit', fx.auditPath]);
     expect(verified.stdout).toMatch(/passkeys: ok, \d+ passkey approvals? checked/);
+
+    // The same approval naming Alice as its approver (the chain re-hashed over it): audit verify names it.
+    const dir = mkdtempSync(join(tmpdir(), 'skills-mcp-four-eyes-'));
+    closers.push(() => Promise.resolve(rmSync(dir, { recursive: true, force: true })));
+    const copy = copyOf(fx.auditPath, dir, 'renamed.db');
+    const eventId = exportedIds(copy).get(decided.call_id!) ?? -1;
+    editEvidence(copy, eventId, (p) => (p.person = { name: 'bob', subject: 'alice' }), true);
+    const bad = runCli(['audit', 'verify', '--audit', copy]);
+    expect(bad.code).toBe(1);
+    expect(bad.stdout + bad.stderr).toContain(
+      'the approval names "bob" (subject "alice") as the approver, the passkey\'s enrolment',
+    );
   }, 120_000);
 
   it("refuses Alice's call approved with her own passkey: nothing runs, and the attempt is recorded", async () => {
