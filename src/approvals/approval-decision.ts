@@ -1,4 +1,4 @@
-import type { PasskeyEvidence } from './passkey-evidence.js';
+import type { PasskeyEvidence, PasskeyPerson } from './passkey-evidence.js';
 /** The decisions a person can give, and why a call ended up approved or refused. */
 
 import { APPROVAL_DECISIONS, DECISION_REASONS } from './approval-vocabulary.js';
@@ -23,6 +23,8 @@ export interface ApprovalOutcome {
   reason: DecisionReason;
   /** The passkey assertion that approved it, verified by the console. */
   passkey?: PasskeyEvidence;
+  /** Whose passkey answered, on a refusal of it (`self_approval`): the attempt is recorded with its person. */
+  person?: PasskeyPerson;
 }
 
 /**

@@ -35,6 +35,13 @@ export const DECISION_REASONS = [
    * before anyone is asked), or an approval without passkey evidence for this call (refused where it is applied).
    */
   'passkey_required',
+  /**
+   * `approval.require` asks four eyes for the call and nobody else's passkey could approve it: no signed-in caller
+   * (refused before anyone is asked), or a passkey whose enrolment names no subject (refused where it is applied).
+   */
+  'four_eyes_required',
+  /** `approval.require` asks four eyes for the call, and the caller approved it with their own passkey. */
+  'self_approval',
 ] as const;
 
 /** Reasons only the audit log writes: approvals left pending when the server or the session ended. */

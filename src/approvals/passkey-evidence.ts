@@ -17,6 +17,16 @@ export const PasskeyChallengeInputsSchema = z.strictObject({
 
 export type PasskeyChallengeInputs = z.infer<typeof PasskeyChallengeInputsSchema>;
 
+/** Whose passkey it is: its enrolment's name and subject, as the approvers list held them when it verified. */
+export const PasskeyPersonSchema = z
+  .strictObject({
+    name: z.string().min(1).max(100).describe('The name given at enrolment (`--name`)'),
+    subject: z.string().min(1).max(256).optional().describe('The subject given at enrolment (`--subject`)'),
+  })
+  .describe('The enrolled person whose passkey signed');
+
+export type PasskeyPerson = z.infer<typeof PasskeyPersonSchema>;
+
 /** A verified passkey assertion, as the audit log keeps it: enough to check it again offline. */
 export const PasskeyEvidenceSchema = z
   .strictObject({
@@ -27,6 +37,7 @@ export const PasskeyEvidenceSchema = z
       'The signature over authenticatorData ‖ sha256(clientDataJSON) (base64url)',
     ),
     challenge: PasskeyChallengeInputsSchema.describe('What the challenge binds (it is their digest)'),
+    person: PasskeyPersonSchema.optional(),
   })
   .describe('The passkey assertion that approved the call');
 

@@ -172,6 +172,23 @@ export function passkeyRequiredMessage(ctx: Pick<RefusalContext, 'skill' | 'scri
   ].join('\n');
 }
 
+/** The refusal for a call that `approval.require` asks four eyes for, when someone else's passkey did not approve it. */
+export function fourEyesMessage(
+  reason: 'four_eyes_required' | 'self_approval',
+  ctx: Pick<RefusalContext, 'skill' | 'script'>,
+): string {
+  const why =
+    reason === 'self_approval'
+      ? 'the caller approved it with their own passkey'
+      : 'no one other than the caller approved it with a passkey (the caller must be signed in over HTTP with ' +
+        '`http.oauth`, and the approving passkey enrolled with `skills-mcp approvers enroll --subject`)';
+  return (
+    `skills-mcp did not run ${ctx.skill}/${ctx.script}: the policy (\`approval.require\` in skills-mcp.yaml) ` +
+    `requires approval by a person other than the caller, with their passkey, and ${why}. Nothing was run. ` +
+    'Do not retry this call; ask the user to have a colleague approve it in the approval console.'
+  );
+}
+
 /** The tool-result text for a call refused because the user stopped the session ("deny and stop"). */
 export const SESSION_STOPPED_MESSAGE =
   'The user stopped all skill runs in this session. Read-only tools still work. Do not retry.';
@@ -185,6 +202,9 @@ export function refusalMessage(reason: DecisionReason, ctx: RefusalContext): str
       return noApproverMessage(ctx);
     case 'passkey_required':
       return passkeyRequiredMessage(ctx);
+    case 'four_eyes_required':
+    case 'self_approval':
+      return fourEyesMessage(reason, ctx);
     case 'rules':
       return `The policy in skills-mcp.yaml does not allow running ${target} (${ctx.rule ?? 'policy'}).`;
     case 'loop_guard':

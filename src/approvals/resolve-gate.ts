@@ -17,7 +17,8 @@ export type GateOutcome =
   | { action: 'console' }
   | { action: 'ask' };
 
-type RefuseReason = 'rules' | 'loop_guard' | 'session_aborted' | 'no_approver' | 'passkey_required';
+type RefuseReason =
+  'rules' | 'loop_guard' | 'session_aborted' | 'no_approver' | 'passkey_required' | 'four_eyes_required';
 
 /**
  * For a call `approval.require` asks a passkey for: `ready` (asked in the console, a passkey is enrolled),
@@ -34,6 +35,8 @@ export interface GateInput {
   config: Pick<ApprovalConfig, 'fallback'>;
   /** Set when the call needs a passkey (see {@link PasskeyGate}). */
   passkey?: PasskeyGate;
+  /** Set when the call needs four eyes: whether a signed-in caller made it (someone else must approve). */
+  fourEyes?: { signedIn: boolean };
 }
 
 /**
@@ -42,14 +45,17 @@ export interface GateInput {
  * a tripped loop guard refuses, and the rest is asked, or refused (`no_approver`) when no one can be asked.
  * A call that needs a passkey and is not allowed by a rule or a session grant is asked only in a console with an
  * enrolled passkey: elsewhere it moves there, and without one it is refused (`passkey_required`) before anyone is
- * asked.
+ * asked. A call that needs four eyes and has no signed-in caller is refused (`four_eyes_required`) likewise: no one
+ * can be told apart from the caller.
  */
 export function resolveGate(input: GateInput): GateOutcome {
-  const { policy, session, approvalKey, canAsk, config, passkey } = input;
+  const { policy, session, approvalKey, canAsk, config, passkey, fourEyes } = input;
   const check = session.check(approvalKey);
   if (check === 'session_aborted') return refuse('session_aborted');
   if (policy.decision === 'deny') return refuse('rules');
-  if (passkey !== undefined && passkey !== 'ready' && policy.decision !== 'allow' && check !== 'cached')
+  const needsPerson = policy.decision !== 'allow' && check !== 'cached';
+  if (fourEyes?.signedIn === false && needsPerson) return refuse('four_eyes_required');
+  if (passkey !== undefined && passkey !== 'ready' && needsPerson)
     return passkey === 'console' ? { action: 'console' } : refuse('passkey_required');
   if (!canAsk && config.fallback === 'deny') return refuse('no_approver');
   if (policy.decision === 'allow')

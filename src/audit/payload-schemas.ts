@@ -1,4 +1,4 @@
-import { PasskeyEvidenceSchema } from '../approvals/passkey-evidence.js';
+import { PasskeyEvidenceSchema, PasskeyPersonSchema } from '../approvals/passkey-evidence.js';
 import { z } from 'zod';
 import { APPROVAL_DECISIONS, CLOSING_REASONS, DECISION_REASONS } from '../approvals/approval-vocabulary.js';
 import type { EventType } from './event-types.js';
@@ -89,6 +89,9 @@ export const ApproverSchema = z
         "Where the person answered: the caller's own client (MCP elicitation), the approval console, the terminal",
       ),
     caller: CallerRecordSchema.optional().describe('The signed-in caller who answered in their client'),
+    person: PasskeyPersonSchema.optional().describe(
+      "The enrolled person whose passkey answered in the console (its enrolment's name and subject)",
+    ),
   })
   .describe('Who decided: set when a person answered');
 
@@ -343,6 +346,12 @@ export const ApproverEnrolledPayloadSchema = z.strictObject({
       "The credential's public key as COSE (base64url): what `audit verify` checks its assertions with",
     ),
   name: z.string().min(1).max(100).describe('Who or which device it is, as given at enrolment'),
+  subject: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe("The person's sign-in subject, as given at enrolment (`--subject`)"),
   enrolled_at: z.string().max(40).describe('When it was enrolled (ISO 8601)'),
 });
 
@@ -355,6 +364,7 @@ export const ApproverRemovedPayloadSchema = z.strictObject({
     .regex(B64URL)
     .describe("The removed credential's public key (COSE, base64url)"),
   name: z.string().min(1).max(100).describe('Its name, as given at enrolment'),
+  subject: z.string().min(1).max(256).optional().describe('Its subject, as given at enrolment'),
   removed_at: z.string().max(40).describe('When it was removed (ISO 8601)'),
 });
 

@@ -1,3 +1,4 @@
+import type { CallerRecord } from './payload-schemas.js';
 import type { AuditEvent } from './types.js';
 
 /** A call waiting for its approval in a shared log: what was asked, exactly as recorded when it was asked. */
@@ -17,6 +18,8 @@ export interface SharedPending {
   bundleSha256: string | null;
   /** Who was asked (`approval_requested.channel`): the client's form, the approval console, the terminal. */
   channel: string;
+  /** The signed-in caller `tool_call_requested` recorded, if any. */
+  caller?: CallerRecord;
 }
 
 /**

@@ -36,11 +36,13 @@ export async function startConsoleIfEnabled(
   const opener = config.approval.console_open_browser
     ? createBrowserOpener({ log, platform: process.platform, stateDir })
     : undefined;
+  const { openApproverStore } = await import('./open-approver-store.js');
+  const approvers = await openApproverStore(config, io, stateDir, log);
   const con = await startApprovalConsole({
     runner: services.runner,
     audit: services.audit,
     log,
-    stateDir,
+    approvers: approvers.store,
     ...(opener === undefined ? {} : { openBrowser: (url: string) => opener.open(url) }),
   });
   let linkFile: string | undefined;
@@ -57,6 +59,7 @@ export async function startConsoleIfEnabled(
     console: con,
     close: async () => {
       await con.close();
+      await approvers.close();
       opener?.dispose();
       if (linkFile !== undefined) rmSync(linkFile, { force: true });
     },

@@ -4,8 +4,8 @@ import { parseArgs } from 'node:util';
 import { CONSOLE_CSS, CONSOLE_ICON } from '../console/assets.js';
 import { startConsoleServer } from '../console/console-server.js';
 import type { RouteRequest, RouteResponse } from '../console/route-types.js';
-import { isSkillsError } from '../errors.js';
-import { readApprovers, writeApprovers, approversPath } from '../passkeys/approvers-file.js';
+import { isSkillsError, SkillsError } from '../errors.js';
+import { fileApproverStore, type ApproverStore } from '../passkeys/approver-store.js';
 import { createEnrolment } from '../passkeys/enroll-ceremony.js';
 import { enrollPage } from '../passkeys/enroll-page.js';
 import { PASSKEY_JS } from '../passkeys/passkey-script.js';
@@ -30,9 +30,15 @@ const json = (status: number, value: unknown): RouteResponse => ({
 export async function runApprovers(
   args: string[],
   io: CliIo,
-  opts: { localBase: string; logLevel: LogLevel; audit?: ApproverAudit | undefined },
+  opts: {
+    localBase: string;
+    logLevel: LogLevel;
+    audit?: ApproverAudit | undefined;
+    /** Where the passkeys are kept; default approvers.json in the state folder. */
+    store?: ApproverStore;
+  },
 ): Promise<ExitCode> {
-  const stateDir = dirname(opts.localBase);
+  const store = opts.store ?? fileApproverStore(dirname(opts.localBase));
   const audit = opts.audit;
   const record: Recorder = audit === undefined ? () => {} : (change) => recordApproverEvent(audit, change);
   // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
@@ -48,11 +54,14 @@ export async function runApprovers(
     return parsed.values.help === true ? 0 : 2;
   }
   try {
-    if (verb === 'list' && more.length === 0) return list(io, stateDir);
-    if (verb === 'remove' && more.length === 1) return remove(io, stateDir, more[0]!, record);
+    if (verb === 'list' && more.length === 0) return await list(io, store);
+    if (verb === 'remove' && more.length === 1) return await remove(io, store, more[0]!, record);
     if (verb === 'enroll' && more.length === 0) {
       const label = (parsed.values.name ?? userInfo().username).slice(0, 100) || 'approver';
-      return await enroll(io, stateDir, label, createLogger(opts.logLevel), record);
+      const subject = parsed.values.subject;
+      if (subject !== undefined && (subject === '' || subject.length > 256))
+        throw new SkillsError('CONFIG_INVALID', '--subject takes the sign-in subject (1 to 256 characters)');
+      return await enroll(io, store, { label, subject }, createLogger(opts.logLevel), record);
     }
   } catch (e) {
     if (!isSkillsError(e)) throw e;
@@ -65,18 +74,21 @@ export async function runApprovers(
   return 2;
 }
 
-function list(io: CliIo, stateDir: string): ExitCode {
-  const all = readApprovers(stateDir);
-  if (all.length === 0) io.err(`no passkeys enrolled (${approversPath(stateDir)})\n`);
-  for (const a of all) io.out(`${a.id}  ${printable(a.label)}  enrolled ${a.enrolled_at}\n`);
+async function list(io: CliIo, store: ApproverStore): Promise<ExitCode> {
+  const all = await store.list();
+  if (all.length === 0) io.err(`no passkeys enrolled (${store.where})\n`);
+  for (const a of all)
+    io.out(
+      `${a.id}  ${printable(a.label)}${a.subject === undefined ? '' : `  subject ${printable(a.subject)}`}  enrolled ${a.enrolled_at}\n`,
+    );
   return 0;
 }
 
 /** Records an enrolment or removal in the audit log (before approvers.json changes). */
 type Recorder = (change: Parameters<typeof recordApproverEvent>[1]) => void;
 
-function remove(io: CliIo, stateDir: string, id: string, record: Recorder): ExitCode {
-  const all = readApprovers(stateDir);
+async function remove(io: CliIo, store: ApproverStore, id: string, record: Recorder): Promise<ExitCode> {
+  const all = await store.list();
   const hits = all.filter((a) => a.id === id || (id.length >= 6 && a.id.startsWith(id)));
   if (hits.length !== 1) {
     io.err(
@@ -85,10 +97,7 @@ function remove(io: CliIo, stateDir: string, id: string, record: Recorder): Exit
     return 1;
   }
   record({ type: 'approver_removed', credential: hits[0]!, at: new Date() });
-  writeApprovers(
-    stateDir,
-    all.filter((a) => a !== hits[0]),
-  );
+  await store.remove(hits[0]!.id);
   io.out(`removed ${hits[0]!.id} (${printable(hits[0]!.label)})\n`);
   return 0;
 }
@@ -96,11 +105,12 @@ function remove(io: CliIo, stateDir: string, id: string, record: Recorder): Exit
 /** Serves the one-off enrolment page until one passkey is enrolled (or ten minutes pass). */
 async function enroll(
   io: CliIo,
-  stateDir: string,
-  label: string,
+  store: ApproverStore,
+  who: { label: string; subject: string | undefined },
   log: Logger,
   record: Recorder,
 ): Promise<ExitCode> {
+  const { label } = who;
   const secret = randomBytes(24).toString('base64url');
   let origin = '';
   let enrolment: ReturnType<typeof createEnrolment> | undefined;
@@ -119,14 +129,14 @@ async function enroll(
     if (req.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json')
       return json(415, { error: 'send JSON' });
     if (req.path === '/enroll/options') {
-      enrolment = createEnrolment({ label, origin, enrolled: readApprovers(stateDir) });
+      enrolment = createEnrolment({ ...who, origin, enrolled: await store.list() });
       return json(200, await enrolment.options());
     }
     if (req.path === '/enroll/finish' && enrolment !== undefined) {
       try {
         const credential = await enrolment.finish(JSON.parse(req.body ?? 'null'));
         record({ type: 'approver_enrolled', credential });
-        writeApprovers(stateDir, [...readApprovers(stateDir), credential]);
+        await store.add(credential);
         // Stop once this answer has gone out (closing the listener drops the connections it holds).
         setTimeout(() => done(credential.id), 250);
         return json(200, { label });
@@ -151,6 +161,6 @@ async function enroll(
     io.err('skills-mcp approvers: no passkey was enrolled in time\n');
     return 1;
   }
-  io.out(`enrolled ${id} (${printable(label)}) in ${approversPath(stateDir)}\n`);
+  io.out(`enrolled ${id} (${printable(label)}) in ${store.where}\n`);
   return 0;
 }

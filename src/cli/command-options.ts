@@ -255,7 +255,17 @@ export const APPROVERS_OPTIONS = {
     description: 'enroll: who or which device the passkey is (shown by approvers list)',
     default: 'the user name',
   },
-  audit: { ...AUDIT_PATH, description: 'the audit database whose state folder holds approvers.json' },
+  subject: {
+    type: 'string',
+    value: 'SUBJECT',
+    description:
+      "enroll: the person's sign-in subject (OAuth sub); needed to approve calls that require four eyes",
+  },
+  audit: {
+    ...AUDIT_PATH,
+    description:
+      'the audit database whose state folder holds approvers.json (a PostgreSQL one holds the passkeys itself)',
+  },
   config: CONFIG_FILE,
   help: HELP_FLAG,
 } as const satisfies OptionTable;

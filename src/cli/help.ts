@@ -236,10 +236,11 @@ Options:
 ${optionsHelp(CONSOLE_OPTIONS)}`,
   approvers: `Usage: skills-mcp approvers <enroll|list|remove ID> [options]
 
-The passkeys that approve runs in the approval console (kept in approvers.json in the state folder).
+The passkeys that approve runs in the approval console (kept in approvers.json in the state folder; with a
+PostgreSQL --audit, in its database, for every replica).
   enroll      serve a one-off page on localhost and print its secret link here (stderr): open it in your
               browser and create a passkey (user verification required); exits once it is enrolled
-  list        the enrolled passkeys: id, label, when
+  list        the enrolled passkeys: id, label, subject (when given), when
   remove ID   remove one (by its id, or a prefix of it that names one)
 Run it in your own terminal, as the server's user: it is the route the model does not take.
 

@@ -1,3 +1,4 @@
+import { dirname } from 'node:path';
 import {
   resolveAnchorPaths,
   resolveAuditPath,
@@ -88,17 +89,26 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
         const { runApprovers } = await import('./approvers.js');
-        // Enrolments go in the SQLite audit log the server writes (a PostgreSQL log does not record them yet).
+        // Enrolments go in the SQLite audit log the server writes (a PostgreSQL log does not record them yet); with a
+        // PostgreSQL log the passkeys are kept in its database, for every replica.
         const c = loaded.config;
         const auditPath = resolveAuditPath(c, io);
-        return await runApprovers(approversArgs, io, {
-          localBase: resolveLocalBase(c, io),
-          logLevel: c.log_level ?? 'warn',
-          audit:
-            c.audit !== undefined && isPostgresUrl(c.audit)
-              ? undefined
-              : { path: auditPath, sqliteDriver: c.audit_sqlite_driver, ...writerKeyOf(c, auditPath) },
-        });
+        const localBase = resolveLocalBase(c, io);
+        const { openApproverStore } = await import('./open-approver-store.js');
+        const approvers = await openApproverStore(c, io, dirname(localBase));
+        try {
+          return await runApprovers(approversArgs, io, {
+            localBase,
+            logLevel: c.log_level ?? 'warn',
+            store: approvers.store,
+            audit:
+              c.audit !== undefined && isPostgresUrl(c.audit)
+                ? undefined
+                : { path: auditPath, sqliteDriver: c.audit_sqlite_driver, ...writerKeyOf(c, auditPath) },
+          });
+        } finally {
+          await approvers.close();
+        }
       }
       case 'sources': {
         const { runSources } = await import('./sources.js');

@@ -32,7 +32,12 @@ export function recordApproverEvent(audit: ApproverAudit, change: ApproverChange
       client: { name: 'skills-mcp approvers' },
     }).sessionId;
     const c = change.credential;
-    const who = { credential_id: c.id, public_key: c.public_key, name: c.label };
+    const who = {
+      credential_id: c.id,
+      public_key: c.public_key,
+      name: c.label,
+      ...(c.subject === undefined ? {} : { subject: c.subject }),
+    };
     if (change.type === 'approver_enrolled') {
       const payload: EventPayloads['approver_enrolled'] = { ...who, enrolled_at: c.enrolled_at };
       store.append({ type: 'approver_enrolled', sessionId: session, payload });

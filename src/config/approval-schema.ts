@@ -127,8 +127,39 @@ export const PasskeyScopeSchema = z
 
 export type PasskeyScope = z.infer<typeof PasskeyScopeSchema>;
 
+const SkillPatterns = z
+  .array(
+    z
+      .string()
+      .min(1)
+      .max(256)
+      .regex(/^[^/]+$/, 'a skill name or pattern, without "/"'),
+  )
+  .max(1000);
+
+export const FourEyesScopeSchema = z
+  .strictObject({
+    skills: SkillPatterns.min(1, 'list at least one skill').describe(
+      'Skill names, or patterns where `*` matches any run of characters, whose calls need a passkey of someone ' +
+        'other than the caller.',
+    ),
+  })
+  .describe(
+    'Which calls need four eyes: a passkey approval by an enrolled person other than the signed-in caller.',
+  );
+
+export type FourEyesScope = z.infer<typeof FourEyesScopeSchema>;
+
 export const ApprovalRequireSchema = z
-  .union([z.enum(['passkey', 'none']), z.strictObject({ passkey: PasskeyScopeSchema })])
+  .union([
+    z.enum(['passkey', 'none']),
+    z
+      .strictObject({
+        passkey: PasskeyScopeSchema.optional(),
+        four_eyes: FourEyesScopeSchema.optional(),
+      })
+      .refine((r) => r.passkey !== undefined || r.four_eyes !== undefined, 'set passkey or four_eyes'),
+  ])
   .default('none')
   .describe(
     'Whose approval counts for a call that a person must approve. none (default): an answer in the client form, ' +
@@ -136,6 +167,10 @@ export const ApprovalRequireSchema = z
       'with a passkey enrolled by `skills-mcp approvers enroll`; an answer in the client form or the terminal ' +
       'never runs it, and without a console (--approval-console) or an enrolled passkey it is refused ' +
       '(`passkey_required`). `{passkey: {skills: [...], risk: [...]}}`: only for those skills or risk levels. ' +
+      '`{four_eyes: {skills: [...]}}` (with or without `passkey`): calls of those skills need a passkey whose ' +
+      'enrolment names a subject (`approvers enroll --subject`) other than the signed-in caller (HTTP with ' +
+      '`http.oauth`); a call without a signed-in caller is refused before anyone is asked ' +
+      "(`four_eyes_required`), an approval with the caller's own passkey is refused (`self_approval`). " +
       'Calls that a rule allows still run without asking.',
   );
 

@@ -64,6 +64,14 @@ export type Claim =
 
 export type DecideResult = 'decided' | 'unknown' | 'bad_token' | 'not_pending';
 
+/** A decision from the page (POST): its approval, the form's token, the decision and any passkey evidence. */
+export type DecideApproval = (
+  id: string,
+  csrf: string,
+  decision: ApprovalDecision,
+  passkey?: PasskeyEvidence,
+) => Promise<DecideResult>;
+
 export interface ApprovalQueue {
   add(input: {
     callId: string;
@@ -78,12 +86,7 @@ export interface ApprovalQueue {
   /** Holds a request until the person decides, the runner closes the call, `holdMs` passes or `signal` aborts. */
   wait(a: ConsoleApproval, opts: { holdMs: number; signal?: AbortSignal }): Promise<Wake>;
   /** A decision from the page (POST). */
-  decide(
-    id: string,
-    csrf: string,
-    decision: ApprovalDecision,
-    passkey?: PasskeyEvidence,
-  ): Promise<DecideResult>;
+  decide: DecideApproval;
   /**
    * Takes a pending approval no request waits on off the page (the client withdrew it): true when it was still
    * pending, after which no decision from the page applies to it.

@@ -108,8 +108,8 @@ export async function routeConsole(req: RouteRequest, deps: RouteDeps): Promise<
 }
 
 /** With a passkey enrolled, the page's decision forms ask for one. */
-const withPasskey = (r: RouteResponse, deps: RouteDeps): RouteResponse =>
-  deps.passkeys?.enrolled() === true ? { ...r, body: markPasskeyForms(r.body) } : r;
+const withPasskey = async (r: RouteResponse, deps: RouteDeps): Promise<RouteResponse> =>
+  (await deps.passkeys?.enrolled()) === true ? { ...r, body: markPasskeyForms(r.body) } : r;
 
 /** What a call still waiting asks about: here, or (looked up again) on another server process. */
 async function pendingView(callId: string, deps: RouteDeps): Promise<ApprovalView | undefined> {
@@ -149,7 +149,7 @@ async function decide(id: string, req: RouteRequest, deps: RouteDeps): Promise<R
       messagePage(base, 'Not accepted', 'The form was incomplete. Reload the page and try again.'),
     );
   }
-  if (form.data.decision.startsWith('approved') && deps.passkeys?.enrolled() === true) {
+  if (form.data.decision.startsWith('approved') && (await deps.passkeys?.enrolled()) === true) {
     return page(
       403,
       messagePage(base, 'Not accepted', 'Approving needs your passkey: use the button on the approval page.'),

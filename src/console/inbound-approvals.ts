@@ -2,12 +2,11 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import type { CallLog } from '../audit/call-log.js';
 import type { PendingViewBoard, WaitingView } from '../audit/replica-log.js';
 import { summarizeInput } from '../gate/index.js';
-import { type ApprovalDecision } from '../approvals/approval-decision.js';
 import type { ApprovalView } from '../approvals/approval-view.js';
 import type { Logger } from '../log.js';
 import type { Runner, SeenCall, SharedRecorded } from '../runner/runner-types.js';
 import { parseSharedApproval, parseSharedInput, type SharedApproval } from '../approvals/replica-card.js';
-import type { ConsoleApproval, DecideResult } from './approval-queue.js';
+import type { ConsoleApproval, DecideApproval } from './approval-queue.js';
 
 /**
  * The console approvals waiting on the other server processes that share this one's audit log (PostgreSQL), as
@@ -24,7 +23,7 @@ export interface SharedApprovals {
   notListed(): number;
   get(id: string): ConsoleApproval | undefined;
   /** A decision from the page (POST), for an approval waiting elsewhere. */
-  decide(id: string, csrf: string, decision: ApprovalDecision): Promise<DecideResult>;
+  decide: DecideApproval;
   /**
    * What the person is shown of a call waiting elsewhere with its arguments and input in full, read for the page
    * that shows them (only while the call still waits, and only if the input is the one whose digest was recorded).
@@ -174,7 +173,7 @@ export function createSharedApprovals(deps: {
     return [...byId.values()].sort((x, y) => y.askedAt - x.askedAt);
   };
 
-  const decide: SharedApprovals['decide'] = async (id, csrf, decision) => {
+  const decide: SharedApprovals['decide'] = async (id, csrf, decision, passkey) => {
     const a = byId.get(id);
     if (a === undefined) return 'unknown';
     if (!sameToken(csrf, a.csrf)) return 'bad_token';
@@ -187,6 +186,7 @@ export function createSharedApprovals(deps: {
       const r = await runner.recordSharedAnswer(a.callId, seen, {
         action: 'accept',
         content: { decision },
+        ...(passkey === undefined ? {} : { passkey }),
       });
       a.outcome = OUTCOMES[r.kind];
     } catch (err) {

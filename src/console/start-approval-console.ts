@@ -6,6 +6,7 @@ import { createApprovalQueue, type ApprovalQueue, type ConsoleApproval } from '.
 import { routeConsole } from './console-routes.js';
 import { createSharedApprovals } from './inbound-approvals.js';
 import { startConsoleServer } from './console-server.js';
+import type { ApproverStore } from '../passkeys/approver-store.js';
 import { createConsolePasskeys } from '../passkeys/console-passkeys.js';
 
 /** The approval console: a local page where a person decides when the client cannot ask. */
@@ -22,7 +23,7 @@ export interface ApprovalConsole {
    */
   approveUrl(a: ConsoleApproval): string;
   /** True when a passkey is enrolled (approvers.json, read afresh): approving here then needs one. */
-  passkeysEnrolled(): boolean;
+  passkeysEnrolled(): Promise<boolean>;
   /** A new approval is waiting: opens the console in the browser unless a console page is open. */
   announce(a: ConsoleApproval): void;
   close(): Promise<void>;
@@ -36,8 +37,8 @@ export interface ApprovalConsoleOptions {
   /** Opens a URL in the person's browser; omit to never open one (tests, `console_open_browser: false`). */
   openBrowser?: (url: string) => void;
   now?: () => number;
-  /** The state folder: its approvers.json holds the passkeys that approve (none enrolled: a click approves). */
-  stateDir?: string;
+  /** The passkeys that approve (none enrolled: a click approves); omit for a console without passkeys. */
+  approvers?: ApproverStore;
 }
 
 /** An open console page re-fetches itself every 2 s: one seen this recently counts as open (no new tab). */
@@ -54,7 +55,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
   const queue = createApprovalQueue({ runner: opts.runner, log, now });
   const shared = createSharedApprovals({ runner: opts.runner, audit: opts.audit, log, now });
   const passkeys =
-    opts.stateDir === undefined ? undefined : createConsolePasskeys({ stateDir: opts.stateDir });
+    opts.approvers === undefined ? undefined : createConsolePasskeys({ store: opts.approvers, log });
   let origin = '';
   let lastView = -Infinity;
   let lastOpen = -Infinity;
@@ -79,7 +80,7 @@ export async function startApprovalConsole(opts: ApprovalConsoleOptions): Promis
     url: server.url,
     queue,
     approveUrl: (a) => `${new URL(server.url).origin}/approve/${a.id}`,
-    passkeysEnrolled: () => passkeys?.enrolled() === true,
+    passkeysEnrolled: async () => (await passkeys?.enrolled()) === true,
     announce(a) {
       const t = now();
       if (opts.openBrowser === undefined || t - lastView < PAGE_OPEN_MS || t - lastOpen < OPEN_EVERY_MS)

@@ -10,3 +10,4 @@ export * from './policy.js';
 export * from './skill-pins.js';
 export * from './effective-requests.js';
 export * from './passkey-required.js';
+export * from './four-eyes-required.js';

@@ -121,7 +121,7 @@ export async function consoleCall(
   });
   const target = `${a.view.skill}/${a.view.script}`;
   // With a passkey enrolled, the approval's secret-free link too: it leads on only the person's signed-in browser.
-  const where = con.passkeysEnrolled()
+  const where = (await con.passkeysEnrolled())
     ? `${WHERE}; or this approval's link, ${con.approveUrl(a)}, opened in the browser where the console is open`
     : WHERE;
   void send?.(`Waiting for the user to approve ${target} in the skills-mcp approval console`);

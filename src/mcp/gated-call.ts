@@ -53,8 +53,13 @@ function clientOf(server: McpServer, ctx: ServerContext): string | undefined {
  * Whether to point the client at the console approval with a URL elicitation: it declared URL mode, elicitation is
  * not turned off, and approving in the console needs a passkey (so the link is useless without it).
  */
-function urlMode(deps: ServerDeps, b: GateBridge, ctx: ServerContext): UrlMode | undefined {
-  if (!deps.config.elicitation || deps.console?.passkeysEnrolled() !== true) return undefined;
+function urlMode(
+  deps: ServerDeps,
+  b: GateBridge,
+  ctx: ServerContext,
+  passkeysEnrolled: boolean,
+): UrlMode | undefined {
+  if (!deps.config.elicitation || !passkeysEnrolled) return undefined;
   if (!declaresUrlElicitation(clientCapabilities(b.server, ctx))) return undefined;
   return isLegacyRequest(ctx)
     ? { era: 'legacy' }
@@ -64,7 +69,13 @@ function urlMode(deps: ServerDeps, b: GateBridge, ctx: ServerContext): UrlMode |
 /** A 2025-era request: no per-request envelope, so the server may send the form as its own request. */
 const isLegacyRequest = (ctx: ServerContext): boolean => ctx.mcpReq.envelope === undefined;
 
-function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: ServerContext): CallContext {
+function callContext(
+  deps: ServerDeps,
+  b: GateBridge,
+  req: CallRequest,
+  ctx: ServerContext,
+  passkeyConsole: boolean,
+): CallContext {
   const token = ctx.mcpReq._meta?.progressToken;
   const canShowForm = deps.config.elicitation && canElicit(b.server, ctx);
   const trusted = clientFormCounts(req.session, deps.config.approval.http_elicitation);
@@ -73,7 +84,7 @@ function callContext(deps: ServerDeps, b: GateBridge, req: CallRequest, ctx: Ser
   let n = 0;
   return {
     canAsk: canShowForm && trusted,
-    ...(deps.console?.passkeysEnrolled() === true ? { passkeyConsole: true } : {}),
+    ...(passkeyConsole ? { passkeyConsole: true } : {}),
     ...(canShowForm && !trusted ? { formNotTrusted: true } : {}),
     channel: 'elicitation',
     signal: ctx.mcpReq.signal,
@@ -156,7 +167,8 @@ export async function gatedCall(
     assertRunScope(ctx.http?.authInfo, deps.config);
     const caller = callerOf(ctx.http?.authInfo);
     const req = caller === undefined ? call : { ...call, session: { ...call.session, caller } };
-    const cctx = callContext(deps, b, req, ctx);
+    const passkeys = (await deps.console?.passkeysEnrolled()) === true;
+    const cctx = callContext(deps, b, req, ctx, passkeys);
     const toResult = (r: CallResult) => embedSmallArtifacts(toToolResult(r), r);
     const state = ctx.mcpReq.requestState<{ callId?: unknown; via?: unknown }>();
     if (
@@ -186,7 +198,7 @@ export async function gatedCall(
       const r = await deps.runner.resume(state.callId, req.session, answer, cctx, req);
       return embedSmallArtifacts(toToolResult(r), r);
     }
-    const url = urlMode(deps, b, ctx);
+    const url = urlMode(deps, b, ctx, passkeys);
     if (!cctx.canAsk && deps.console !== undefined) {
       return await consoleCall({ ...deps, console: deps.console }, req, ctx, cctx, toResult, url);
     }

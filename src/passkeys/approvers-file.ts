@@ -17,6 +17,15 @@ export const ApproverCredentialSchema = z.strictObject({
     .describe("The credential's public key as COSE (base64url)"),
   counter: z.int().min(0).describe('Signature counter last seen (0 when the authenticator keeps none)'),
   label: z.string().min(1).max(100).describe('Who or which device it is, as given at enrolment'),
+  subject: z
+    .string()
+    .min(1)
+    .max(256)
+    .optional()
+    .describe(
+      "The person's sign-in subject (the OAuth `sub`, or `http.oauth.subject_claim`), as given at enrolment: " +
+        'who approves with it where four eyes are required',
+    ),
   transports: z.array(z.string().max(32)).max(8).default([]).describe('Transports the browser reported'),
   enrolled_at: z.string().max(40).describe('When it was enrolled (ISO 8601)'),
 });

@@ -1,7 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import type { ApprovalDecision } from '../approvals/approval-decision.js';
 import { SkillsError } from '../errors.js';
-import { readApprovers, writeApprovers } from './approvers-file.js';
+import type { Logger } from '../log.js';
+import type { ApproverStore } from './approver-store.js';
 import { PASSKEY_RP_ID } from './enroll-ceremony.js';
 import { passkeyChallenge } from './passkey-challenge.js';
 import type { PasskeyChallengeInputs, PasskeyEvidence } from '../approvals/passkey-evidence.js';
@@ -13,8 +14,11 @@ export type CallBinding = Omit<PasskeyChallengeInputs, 'decision' | 'nonce'>;
 const CHALLENGE_MS = 120_000;
 
 export interface ConsolePasskeys {
-  /** True when at least one passkey is enrolled: the console then approves only with one. */
-  enrolled(): boolean;
+  /**
+   * True when at least one passkey is enrolled: the console then approves only with one. True as well when the store
+   * cannot be read (fail closed: a plain click does not approve).
+   */
+  enrolled(): Promise<boolean>;
   /** Issues the one challenge for `approvalId` and `decision` (asking again replaces it). */
   options(approvalId: string, binding: CallBinding, decision: ApprovalDecision): Promise<unknown>;
   /**
@@ -32,11 +36,18 @@ export interface ConsolePasskeys {
 const refuse = (message: string, cause?: unknown) =>
   new SkillsError('APPROVAL_DENIED', message, cause === undefined ? {} : { cause });
 
-/** The console's passkey checks, against `<state>/approvers.json` (read afresh each time: enrol while it runs). */
-export function createConsolePasskeys(opts: { stateDir: string; now?: () => number }): ConsolePasskeys {
+/**
+ * The console's passkey checks, against the enrolled passkeys of `store` (read afresh each time: enrol or remove
+ * while it runs).
+ */
+export function createConsolePasskeys(opts: {
+  store: ApproverStore;
+  log?: Logger;
+  now?: () => number;
+}): ConsolePasskeys {
   const now = opts.now ?? Date.now;
   const issued = new Map<string, { inputs: PasskeyChallengeInputs; challenge: string; at: number }>();
-  const approvers = () => readApprovers(opts.stateDir);
+  const approvers = () => opts.store.list();
 
   const options: ConsolePasskeys['options'] = async (approvalId, binding, decision) => {
     const { generateAuthenticationOptions } = await import('@simplewebauthn/server');
@@ -46,7 +57,7 @@ export function createConsolePasskeys(opts: { stateDir: string; now?: () => numb
     return generateAuthenticationOptions({
       rpID: PASSKEY_RP_ID,
       challenge: Buffer.from(challenge, 'base64url'),
-      allowCredentials: approvers().map((a) => ({ id: a.id })),
+      allowCredentials: (await approvers()).map((a) => ({ id: a.id })),
       userVerification: 'required',
       timeout: CHALLENGE_MS,
     });
@@ -59,7 +70,7 @@ export function createConsolePasskeys(opts: { stateDir: string; now?: () => numb
       throw refuse('no passkey challenge is open for this approval: try again');
     if (entry.inputs.decision !== decision) throw refuse('the passkey was asked for another decision');
     const r = response as { id?: unknown; response?: Record<string, unknown> } | null;
-    const all = approvers();
+    const all = await approvers();
     const credential = all.find((a) => typeof r?.id === 'string' && a.id === r.id);
     if (credential === undefined) throw refuse('this passkey is not enrolled');
     const { verifyAuthenticationResponse } = await import('@simplewebauthn/server');
@@ -83,10 +94,7 @@ export function createConsolePasskeys(opts: { stateDir: string; now?: () => numb
     if (!v.verified || !v.authenticationInfo.userVerified)
       throw refuse('the passkey assertion does not verify');
     if (v.authenticationInfo.newCounter !== credential.counter)
-      writeApprovers(
-        opts.stateDir,
-        all.map((a) => (a === credential ? { ...a, counter: v.authenticationInfo.newCounter } : a)),
-      );
+      await opts.store.setCounter(credential.id, v.authenticationInfo.newCounter);
     const body = r!.response!;
     return {
       credential_id: credential.id,
@@ -94,8 +102,20 @@ export function createConsolePasskeys(opts: { stateDir: string; now?: () => numb
       client_data_json: String(body.clientDataJSON),
       signature: String(body.signature),
       challenge: entry.inputs,
+      person: {
+        name: credential.label,
+        ...(credential.subject === undefined ? {} : { subject: credential.subject }),
+      },
     };
   };
 
-  return { enrolled: () => approvers().length > 0, options, verify };
+  const enrolled = async () => {
+    try {
+      return (await approvers()).length > 0;
+    } catch (err) {
+      opts.log?.warn({ err }, 'could not read the enrolled passkeys: approving needs one');
+      return true;
+    }
+  };
+  return { enrolled, options, verify };
 }

@@ -19,6 +19,8 @@ export interface Enrolment {
  */
 export function createEnrolment(opts: {
   label: string;
+  /** The person's sign-in subject, when given (`--subject`). */
+  subject?: string | undefined;
   origin: string;
   enrolled: readonly ApproverCredential[];
   now?: () => Date;
@@ -65,6 +67,7 @@ export function createEnrolment(opts: {
       public_key: Buffer.from(c.publicKey).toString('base64url'),
       counter: c.counter,
       label: opts.label,
+      ...(opts.subject === undefined ? {} : { subject: opts.subject }),
       transports: (c.transports ?? []).slice(0, 8),
       enrolled_at: (opts.now ?? (() => new Date()))().toISOString(),
     };

@@ -14,6 +14,8 @@ export interface CredentialChange {
   credentialId: string;
   publicKey: string;
   name: string;
+  /** The subject given at enrolment (`--subject`), if any. */
+  subject?: string;
 }
 
 /** One `approval_decided` that carries a passkey assertion, with what its call's own request recorded. */
@@ -68,6 +70,7 @@ export function collectPasskeyRecords(): {
           credentialId: r.data.credential_id,
           publicKey: r.data.public_key,
           name: r.data.name,
+          ...(r.data.subject === undefined ? {} : { subject: r.data.subject }),
         });
       } else if (e.type === 'approval_decided') {
         const passkey = (e.payload as { passkey?: unknown } | null)?.passkey;

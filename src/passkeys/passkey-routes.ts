@@ -4,6 +4,7 @@ import type { CallLog } from '../audit/call-log.js';
 import { isSkillsError } from '../errors.js';
 import type { Logger } from '../log.js';
 import type { ApprovalQueue } from '../console/approval-queue.js';
+import type { SharedApprovals } from '../console/inbound-approvals.js';
 import type { RouteRequest, RouteResponse } from '../console/route-types.js';
 import type { ConsolePasskeys } from './console-passkeys.js';
 
@@ -18,6 +19,8 @@ const PasskeyRequestSchema = z.strictObject({
 
 export interface PasskeyRouteDeps {
   queue: ApprovalQueue;
+  /** Approvals waiting on other server processes (a shared log): decided here, recorded for the one holding it. */
+  shared: Pick<SharedApprovals, 'get' | 'decide'>;
   passkeys: ConsolePasskeys;
   audit: () => Promise<CallLog>;
   log: Logger;
@@ -58,7 +61,8 @@ export async function routePasskey(
   const parsed = PasskeyRequestSchema.safeParse(body);
   if (!parsed.success) return json(400, { error: 'incomplete request: reload the page' });
   const { csrf, decision, response } = parsed.data;
-  const a = deps.queue.get(id);
+  const own = deps.queue.get(id);
+  const a = own ?? deps.shared.get(id);
   if (a === undefined) return json(404, { error: 'no such approval here' });
   if (!same(csrf, a.csrf)) return json(403, { error: 'this form does not belong to that approval' });
   if (a.state !== 'pending') return json(409, { error: 'this approval is no longer waiting' });
@@ -77,9 +81,15 @@ export async function routePasskey(
     }
     if (response === undefined) return json(400, { error: 'no assertion' });
     const evidence = await deps.passkeys.verify(id, decision, response, deps.origin());
-    const r = await deps.queue.decide(id, csrf, decision, evidence);
+    const r =
+      own !== undefined
+        ? await deps.queue.decide(id, csrf, decision, evidence)
+        : await deps.shared.decide(id, csrf, decision, evidence);
     if (r !== 'decided') return json(409, { error: 'this approval is no longer waiting' });
-    deps.log.info({ approval: id, decision, credential: evidence.credential_id }, 'console passkey decision');
+    deps.log.info(
+      { approval: id, decision, credential: evidence.credential_id, approver: evidence.person?.name },
+      'console passkey decision',
+    );
     return json(200, { decided: decision });
   } catch (err) {
     if (!isSkillsError(err)) throw err;

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { PASSKEY_RP_ID } from './enroll-ceremony.js';
 import { passkeyChallenge } from './passkey-challenge.js';
+import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 import type { CredentialChange, PasskeyApproval, PasskeyRecords } from './passkey-records.js';
 
 /** A passkey approval that does not verify: which call, which event, and why. */
@@ -50,9 +51,19 @@ function bindingMismatch(a: PasskeyApproval): string | undefined {
   return undefined;
 }
 
+/** What the approval says of whose passkey it was that its enrolment does not; undefined when they agree. */
+function personMismatch(person: PasskeyEvidence['person'], enrolment: CredentialChange): string | undefined {
+  if (person === undefined) return undefined;
+  const who = (p: { name: string; subject?: string | undefined }) =>
+    `${JSON.stringify(p.name)}${p.subject === undefined ? ' (no subject)' : ` (subject ${JSON.stringify(p.subject)})`}`;
+  return person.name === enrolment.name && person.subject === enrolment.subject
+    ? undefined
+    : `the approval names ${who(person)} as the approver, the passkey's enrolment at event ${enrolment.eventId} ${who(enrolment)}`;
+}
+
 /**
  * Checks every passkey approval in `records` offline, in log order: the credential was enrolled in the log before the
- * decision and not removed since; the challenge is recomputed from the call's own approval key, bundle and input
+ * decision and not removed since, and the person the approval names (name, subject) is that enrolment's; the challenge is recomputed from the call's own approval key, bundle and input
  * digests and the decision recorded; the signature verifies with the public key the enrolment recorded, over
  * authenticatorData ‖ sha256(clientDataJSON); the origin is the console's (`http://localhost:PORT`), the RP id
  * `localhost`, the user was verified; a credential's signature counter only grows (when it keeps one).
@@ -78,6 +89,11 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
           ? `passkey ${ev.credential_id} is not enrolled in the log`
           : `passkey ${ev.credential_id} (${removed.name}) was removed at event ${removed.eventId}`,
       );
+      continue;
+    }
+    const named = personMismatch(ev.person, current);
+    if (named !== undefined) {
+      fail(named);
       continue;
     }
     let origin: unknown;

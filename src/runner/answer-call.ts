@@ -62,7 +62,13 @@ export function answerCall(
     if (p === undefined || p.session.info.id !== info.id || p.approved || p.recording === true) {
       throw new SkillsError('APPROVAL_DENIED', 'this approval is no longer pending');
     }
-    const outcome = checkPasskey(core.config.approval, p.call, callId, interpretAnswer(answer));
+    const outcome = checkPasskey(
+      core.config.approval,
+      p.call,
+      callId,
+      interpretAnswer(answer),
+      p.session.caller,
+    );
     const s = p.session;
     if (
       (outcome.decision === 'approved' || outcome.decision === 'approved_for_session') &&

@@ -12,7 +12,7 @@ import { approvalView } from './approval-view.js';
 import { decisionEvents, finishedEvent, policyEvent, requestedEvent } from './call-events.js';
 import { refusalContext } from './call-refusals.js';
 import { refused } from './call-result.js';
-import { needsPasskey } from './passkey-check.js';
+import { needsFourEyes, needsPasskey } from './passkey-check.js';
 import type { PreparedCall } from './prepare-call.js';
 import { recordInvalid } from './record-invalid.js';
 import type { RunnerCore } from './runner-core.js';
@@ -47,6 +47,7 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
       canAsk: ctx.canAsk,
       config: config.approval,
       ...(needsPasskey(config.approval, call) ? { passkey: passkeyGate(ctx) } : {}),
+      ...(needsFourEyes(config.approval, call) ? { fourEyes: { signedIn: s.caller !== undefined } } : {}),
     });
     if (gate.action === 'console') return { kind: 'console' };
     const mac = (decision: string) => signer.macFor(s.auditId, callId, call, decision);
@@ -68,7 +69,7 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
       const channel: ApprovalChannel =
         reason === 'rules'
           ? 'rules'
-          : reason === 'no_approver' || reason === 'passkey_required'
+          : reason === 'no_approver' || reason === 'passkey_required' || reason === 'four_eyes_required'
             ? 'none'
             : 'session';
       const d = decisionEvents(s.gate, s.auditId, callId, key, gate.outcome, channel, {

@@ -24,15 +24,20 @@ export const withCaller = (record: CallerRecord | undefined): { caller?: CallerR
 
 /**
  * Who decided, when a person answered: in their own client (the session's caller, when signed in), in the approval
- * console, or on the terminal. Undefined for decisions nobody made (rules, grants, timeouts, stops).
+ * console (with the enrolled person whose passkey it was), or on the terminal. Undefined for decisions nobody made
+ * (rules, grants, timeouts, stops), except a refused approval with the caller's own passkey (`self_approval`),
+ * which names whose passkey tried.
  */
 export function approverOf(
   channel: ApprovalChannel,
   outcome: ApprovalOutcome,
   caller: CallerRecord | undefined,
 ): Approver | undefined {
+  const person = outcome.person ?? outcome.passkey?.person;
+  if (outcome.reason === 'self_approval' && person !== undefined) return { kind: 'console', person };
   if (outcome.reason !== 'user' && outcome.reason !== 'declined') return undefined;
   if (channel === 'elicitation') return { kind: 'caller', ...withCaller(caller) };
-  if (channel === 'console' || channel === 'terminal') return { kind: channel };
+  if (channel === 'console') return { kind: channel, ...(person === undefined ? {} : { person }) };
+  if (channel === 'terminal') return { kind: channel };
   return undefined;
 }

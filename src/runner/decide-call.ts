@@ -96,7 +96,7 @@ export function createDecisions(core: RunnerCore): Decisions {
     // So does a passkey requirement over an approval without a passkey for this call.
     const o: ApprovalOutcome = s.gate.isAborted()
       ? STOPPED
-      : checkPasskey(config.approval, call, callId, outcome);
+      : checkPasskey(config.approval, call, callId, outcome, s.caller);
     const d = decisionEvents(s.gate, s.auditId, callId, call.bound.approvalKey, o, channel, {
       caller: s.caller,
       mac: signer.macFor(s.auditId, callId, call, o.decision),

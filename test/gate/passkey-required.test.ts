@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { ApprovalConfigSchema } from '../../src/config/approval-schema.js';
+import { isFourEyesRequired } from '../../src/gate/four-eyes-required.js';
 import { isPasskeyRequired } from '../../src/gate/passkey-required.js';
 
 const requireOf = (require: unknown) => ApprovalConfigSchema.parse({ require }).require;
@@ -43,5 +44,31 @@ describe('which calls approval.require asks a passkey for', () => {
     expect(ApprovalConfigSchema.safeParse({ require: { passkey: { risk: ['extreme'] } } }).success).toBe(
       false,
     );
+  });
+
+  it('asks a passkey for the skills four_eyes lists, alone or beside a passkey scope', () => {
+    const alone = requireOf({ four_eyes: { skills: ['deploy'] } });
+    expect(isPasskeyRequired(alone, { skill: 'deploy', risk: 'low' })).toBe(true);
+    expect(isPasskeyRequired(alone, { skill: 'pdf', risk: 'high' })).toBe(false);
+    const both = requireOf({ passkey: { risk: ['high'] }, four_eyes: { skills: ['deploy'] } });
+    expect(isPasskeyRequired(both, { skill: 'deploy', risk: 'low' })).toBe(true);
+    expect(isPasskeyRequired(both, { skill: 'pdf', risk: 'high' })).toBe(true);
+    expect(isPasskeyRequired(both, { skill: 'pdf', risk: 'low' })).toBe(false);
+  });
+
+  it('asks four eyes only for the skills four_eyes lists, by name or pattern', () => {
+    const r = requireOf({ passkey: { risk: ['high'] }, four_eyes: { skills: ['prod-*'] } });
+    expect(isFourEyesRequired(r, 'prod-deploy')).toBe(true);
+    expect(isFourEyesRequired(r, 'pdf')).toBe(false);
+    expect(isFourEyesRequired(requireOf('passkey'), 'prod-deploy')).toBe(false);
+    expect(isFourEyesRequired(requireOf('none'), 'prod-deploy')).toBe(false);
+  });
+
+  it('rejects a four_eyes scope without skills, and an object naming neither scope', () => {
+    expect(ApprovalConfigSchema.safeParse({ require: { four_eyes: { skills: [] } } }).success).toBe(false);
+    expect(ApprovalConfigSchema.safeParse({ require: { four_eyes: { risk: ['high'] } } }).success).toBe(
+      false,
+    );
+    expect(ApprovalConfigSchema.safeParse({ require: {} }).success).toBe(false);
   });
 });

@@ -40,4 +40,25 @@ describe('resolveGate', () => {
       if (out.action === 'refuse') expect(out.outcome.decision).toBe('denied');
     },
   );
+
+  it('refuses a four-eyes call without a signed-in caller before asking, unless a rule or grant runs it', () => {
+    const fourEyes = (policy: PolicyAction, check: SessionCheck, signedIn: boolean) =>
+      resolveGate({
+        policy: { decision: policy },
+        session: { check: () => check },
+        approvalKey: 'k',
+        canAsk: true,
+        config: { fallback: 'deny' },
+        passkey: 'ready',
+        fourEyes: { signedIn },
+      });
+    expect(fourEyes('ask', 'ask', false)).toEqual({
+      action: 'refuse',
+      outcome: { decision: 'denied', reason: 'four_eyes_required' },
+    });
+    expect(fourEyes('ask', 'ask', true)).toEqual({ action: 'ask' });
+    expect(fourEyes('allow', 'ask', false).action).toBe('run');
+    expect(fourEyes('ask', 'cached', false).action).toBe('run');
+    expect(fourEyes('deny', 'ask', false)).toMatchObject({ outcome: { reason: 'rules' } });
+  });
 });

@@ -1,4 +1,3 @@
-import Database from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -8,7 +7,7 @@ import { ARTIFACTS, HAS_CHROMIUM, sharedChromium } from '../console/helpers/brow
 import { consoleServers, textOf } from '../console/helpers/console-server.js';
 import { postDecision } from '../console/helpers/raw-request.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
-import { tamper } from '../audit/helpers/anchored-server.js';
+import { copyOf, editEvidence } from './helpers/audit-copy.js';
 
 interface ExportLine {
   event_id: number;
@@ -22,33 +21,6 @@ const exported = (auditPath: string): ExportLine[] =>
     .stdout.split('\n')
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as ExportLine);
-
-/** A consistent copy of the live log (SQLite's own backup), in a folder of its own. */
-function copyOf(auditPath: string, dir: string, name: string): string {
-  const to = join(dir, name);
-  const db = new Database(auditPath, { readonly: true });
-  db.exec(`VACUUM INTO '${to}'`);
-  db.close();
-  return to;
-}
-
-/** Rewrites the passkey evidence of the decision at `eventId` in the copy at `path` (re-hashing the chain or not). */
-function editEvidence(
-  path: string,
-  eventId: number,
-  edit: (p: Record<string, string>) => void,
-  rehash: boolean,
-): void {
-  tamper(path, (db) => {
-    const row = db.prepare('SELECT payload FROM events WHERE event_id = ?').get(eventId) as {
-      payload: string;
-    };
-    const payload = JSON.parse(row.payload) as { passkey: Record<string, string> };
-    edit(payload.passkey);
-    db.prepare('UPDATE events SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
-    return rehash ? eventId : undefined;
-  });
-}
 
 /** Another signature of the same length and alphabet. */
 const otherSignature = (s: string) => `${s.slice(0, 20)}${s[20] === 'A' ? 'B' : 'A'}${s.slice(21)}`;
@@ -133,7 +105,7 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
 
     // Another signature, the chain re-hashed over it: the chain holds, the passkey check does not.
     const signed = copyOf(s.fx.auditPath, dir, 'signature.db');
-    editEvidence(signed, decided.event_id, (p) => (p.signature = otherSignature(p.signature!)), true);
+    editEvidence(signed, decided.event_id, (p) => (p.signature = otherSignature(String(p.signature))), true);
     const bad = verify(signed);
     expect(bad.code).toBe(1);
     expect(bad.text).toMatch(/^chain: ok/m);
@@ -142,7 +114,12 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
 
     // The same edit without re-hashing: the chain breaks there, and the passkey failure is still named.
     const unhashed = copyOf(s.fx.auditPath, dir, 'unhashed.db');
-    editEvidence(unhashed, decided.event_id, (p) => (p.signature = otherSignature(p.signature!)), false);
+    editEvidence(
+      unhashed,
+      decided.event_id,
+      (p) => (p.signature = otherSignature(String(p.signature))),
+      false,
+    );
     const broken = verify(unhashed);
     expect(broken.code).toBe(1);
     expect(broken.text).toContain(`chain: BROKEN at event ${decided.event_id}`);

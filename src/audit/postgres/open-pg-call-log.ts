@@ -4,6 +4,7 @@ import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
 import type { CallLog } from '../call-log.js';
 import type { GateEvent, ReplicaLog, SharedPending } from '../replica-log.js';
+import { CallerRecordSchema } from '../payload-schemas.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
@@ -117,7 +118,9 @@ function pendingOf(
   const p = JSON.parse(req.payload) as Record<string, unknown>;
   const s = JSON.parse(start.payload) as Record<string, unknown>;
   if (typeof p.approval_key !== 'string' || typeof p.input_sha256 !== 'string') return undefined;
+  const caller = CallerRecordSchema.safeParse(p.caller);
   return {
+    ...(caller.success ? { caller: caller.data } : {}),
     callId,
     sessionId: req.session_id,
     principalSha256: typeof s.principal_sha256 === 'string' ? s.principal_sha256 : undefined,

@@ -144,11 +144,22 @@ export const PG_MIGRATIONS: readonly string[] = [
     DROP CONSTRAINT audit_events_type_check,
     ADD CONSTRAINT audit_events_type_check CHECK (type IN (${quoted(EVENT_TYPES)}));
   `,
+  `
+  -- The passkeys that approve runs in the approval console of every replica (one server keeps them in its state
+  -- folder's approvers.json): one row per credential, \`record\` its enrolment (public key, counter, name, subject).
+  -- Not part of the record: enrolled and removed with \`skills-mcp approvers\`.
+  CREATE TABLE ${PG_SCHEMA}.approvers (
+    credential_id text        PRIMARY KEY CHECK (length(credential_id) <= 1400),
+    record        jsonb       NOT NULL CHECK (octet_length(record::text) <= 16384),
+    enrolled_at   timestamptz NOT NULL DEFAULT clock_timestamp()
+  );
+  REVOKE ALL ON ${PG_SCHEMA}.approvers FROM PUBLIC;
+  `,
 ];
 
 /** The tables the server's role may INSERT into and SELECT from (and readers SELECT from). */
 export const PG_TABLES = ['audit_events', 'anchor_copies'] as const;
 /** Working tables the server's role also updates and deletes from (never the record). */
-export const PG_WORK_TABLES = ['replicas'] as const;
+export const PG_WORK_TABLES = ['replicas', 'approvers'] as const;
 /** Sealed views of waiting approvals: the server's role inserts, reads and deletes them; readers get nothing. */
 export const PG_VIEW_TABLES = ['pending_views'] as const;

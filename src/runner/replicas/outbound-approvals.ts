@@ -132,7 +132,7 @@ export function createOutboundApprovals(deps: OutboundApprovalDeps): OutboundApp
       reason: 'user' as const,
       ...(d.passkey === undefined ? {} : { passkey: d.passkey }),
     };
-    const passkeyOk = checkPasskey(config.approval, p.call, callId, outcome) === outcome;
+    const passkeyOk = checkPasskey(config.approval, p.call, callId, outcome, p.session.caller) === outcome;
     if (passkeyOk && signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac))
       return true;
     if (!distrusted.has(callId)) {

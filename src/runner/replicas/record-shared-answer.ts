@@ -11,6 +11,9 @@ import { decisionEvents, finishedEvent } from '../call-events.js';
 import type { DecisionSigner } from '../decision-signer.js';
 import type { SeenCall, SharedRecorded } from '../runner-types.js';
 import { passkeyCovers } from '../../approvals/passkey-covers.js';
+import { isFourEyesRequired } from '../../gate/four-eyes-required.js';
+import type { SharedPending } from '../../audit/replica-log.js';
+import { checkFourEyes } from '../passkey-check.js';
 
 const approving = (o: ApprovalOutcome) => o.decision === 'approved' || o.decision === 'approved_for_session';
 
@@ -74,7 +77,7 @@ export async function recordSharedAnswer(
 function passkeyChecked(
   config: Config,
   callId: string,
-  sp: { approvalKey: string; bundleSha256: string | null; inputSha256: string },
+  sp: Pick<SharedPending, 'approvalKey' | 'bundleSha256' | 'inputSha256' | 'skill' | 'caller'>,
   o: ApprovalOutcome,
 ): ApprovalOutcome {
   if (!approving(o) || config.approval.require === 'none') return o;
@@ -84,7 +87,10 @@ function passkeyChecked(
     input_sha256: sp.inputSha256,
     decision: o.decision,
   };
-  return sp.bundleSha256 !== null && passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 })
-    ? o
-    : { decision: 'denied', reason: 'passkey_required' };
+  if (sp.bundleSha256 === null || !passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 }))
+    return { decision: 'denied', reason: 'passkey_required' };
+  // Four eyes are judged here too (the skill is in the log): a self-approval is refused, not left to time out.
+  return sp.skill !== null && isFourEyesRequired(config.approval.require, sp.skill)
+    ? checkFourEyes(o, sp.caller)
+    : o;
 }

@@ -33,13 +33,33 @@ export interface Enrolling {
   exited: Promise<number | null>;
 }
 
+/** How to enroll: for whose sign-in subject (`--subject`), and with what more in the environment (`PGPASSWORD`). */
+export interface EnrollOptions {
+  subject?: string;
+  env?: Record<string, string>;
+}
+
 /** `skills-mcp approvers enroll` running, with the link it printed on stderr. */
-export async function startEnroll(auditPath: string, name: string): Promise<Enrolling> {
+export async function startEnroll(
+  auditPath: string,
+  name: string,
+  o: EnrollOptions = {},
+): Promise<Enrolling> {
+  const { subject } = o;
   const child = spawn(
     process.execPath,
-    [builtCli, 'approvers', 'enroll', '--name', name, '--audit', auditPath],
+    [
+      builtCli,
+      'approvers',
+      'enroll',
+      '--name',
+      name,
+      ...(subject === undefined ? [] : ['--subject', subject]),
+      '--audit',
+      auditPath,
+    ],
     {
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp' },
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: process.env.HOME ?? '/tmp', ...o.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
   );
@@ -59,8 +79,9 @@ export async function enrollWith(
   auditPath: string,
   name: string,
   shot?: string,
+  o: EnrollOptions = {},
 ): Promise<Enrolling> {
-  const e = await startEnroll(auditPath, name);
+  const e = await startEnroll(auditPath, name, o);
   await page.goto(e.url);
   if (shot !== undefined) await page.screenshot({ path: shot });
   await page.getByRole('button', { name: 'Create passkey' }).click();
