@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '../../src/log.js';
 import { createThrottledWarn } from '../../src/transport/http/throttled-warn.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { MCP_HEADERS, rawRequest } from './helpers/raw-request.js';
 import { spawnedHttpServer } from './helpers/start-http.js';
 
@@ -33,7 +34,16 @@ describe('refused requests in the server log', () => {
       ),
     );
     expect(new Set(foreignHost.map((r) => r.status))).toEqual(new Set([403]));
-    const log = server().stderr();
+    // The server logs before it answers, but its stderr reaches this process on its own pipe: wait for the lines.
+    const log = await waitFor(
+      () => {
+        const text = server().stderr();
+        const both = ['request refused: token', 'request refused: Host or Origin not allowed'];
+        return both.every((m) => linesWith(text, m).length > 0) ? text : undefined;
+      },
+      10_000,
+      'both refusal lines in the server log',
+    );
     expect(linesWith(log, 'request refused: token')).toHaveLength(1);
     expect(linesWith(log, 'request refused: Host or Origin not allowed')).toHaveLength(1);
     expect(log).not.toContain('not-the-token');
