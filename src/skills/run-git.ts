@@ -40,12 +40,20 @@ export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   };
 }
 
-/** Runs `git args` in `cwd` with the safe settings; returns its stdout. A failure is SOURCE_INVALID with git's words. */
-export function runGit(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): string {
+/**
+ * Runs `git args` in `cwd` with the safe settings (and `extra`, git variables set by the caller); returns its stdout.
+ * A failure is SOURCE_INVALID with git's words.
+ */
+export function runGit(
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  extra: Record<string, string> = {},
+): string {
   try {
     return execFileSync('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
       cwd,
-      env: gitEnv(env),
+      env: { ...gitEnv(env), ...extra },
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       maxBuffer: 64 * 1024 * 1024,
