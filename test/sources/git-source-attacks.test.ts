@@ -1,5 +1,14 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  copyFileSync,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gitSourceCase, pinned } from '../helpers/git-source-case.js';
@@ -59,6 +68,32 @@ describe('pinned git sources under attack', () => {
     expect(r.stderr).toContain(`git source ${s.url}: not served`);
     expect(r.stderr).toContain(s.first);
     expect(s.cli('sources', 'list').stdout).not.toMatch(/ {2}ok\n/);
+  });
+
+  it('refuses a checkout whose tree object was forged to match edited files, though git status finds it clean', () => {
+    const s = setup('forged', (r) => pinned(r.url, r.first));
+    expect(s.cli('list').code).toBe(0);
+    const checkout = s.checkout();
+    const tampered = s.commit('Forged content.');
+    const objects = (dir: string) => join(dir, '.git', 'objects');
+    // Every object of the origin, then the pinned root tree's file replaced by the tampered commit's root tree.
+    cpSync(objects(s.repo), objects(checkout), { recursive: true, force: false });
+    const loose = (dir: string, id: string) => join(objects(dir), id.slice(0, 2), id.slice(2));
+    const pinnedTree = s.git('rev-parse', `${s.first}:skills/gitecho`);
+    chmodSync(loose(checkout, pinnedTree), 0o644);
+    copyFileSync(
+      loose(s.repo, s.git('rev-parse', `${tampered}:skills/gitecho`)),
+      loose(checkout, pinnedTree),
+    );
+    inCheckout(checkout, 'read-tree', 'HEAD');
+    inCheckout(checkout, 'checkout-index', '--force', '--all');
+    expect(readFileSync(join(checkout, 'skills', 'gitecho', 'SKILL.md'), 'utf8')).toContain(
+      'Forged content.',
+    );
+    expect(inCheckout(checkout, 'status', '--porcelain', '--ignored', '--untracked-files=all')).toBe('');
+    const r = s.cli('list');
+    expect(r.code, r.stdout).toBe(2);
+    expect(r.stderr).toContain(`git source ${s.url}: not served`);
   });
 
   it('runs no filter, hook or helper that the server environment or HOME config names while fetching and checking', () => {
