@@ -3,9 +3,12 @@ import { SkillsError } from '../errors.js';
 
 /**
  * Settings given on every git command line, so a checkout's own `.git/config` cannot run anything: no hooks, no
- * fsmonitor, no links made, no submodules, no pager.
+ * fsmonitor, no links made, no submodules, no pager; and no attributes or ignore file of the server user's (git reads
+ * `~/.config/git/attributes` even with no user configuration).
  */
 const SAFE_CONFIG = [
+  'core.attributesFile=/dev/null',
+  'core.excludesFile=/dev/null',
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'core.symlinks=false',

@@ -11,7 +11,7 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gitSourceCase, pinned } from '../helpers/git-source-case.js';
+import { gitSourceCase, MAIN, pinned } from '../helpers/git-source-case.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -124,6 +124,19 @@ describe('pinned git sources under attack', () => {
       expect(r.stdout).toContain(command[0] === 'list' ? 'gitecho' : 'ok');
     }
     expect(existsSync(marker)).toBe(false);
+  });
+
+  it("serves the commit's files byte for byte, whatever attributes the server user's own git folder names", () => {
+    const s = setup('attributes', (r) => pinned(r.url, r.first));
+    const home = join(s.dir, 'home');
+    mkdirSync(join(home, '.config', 'git'), { recursive: true });
+    writeFileSync(join(home, '.config', 'git', 'attributes'), '* text eol=crlf\n');
+    const r = runCli(['list', '--config', s.config], {
+      cwd: s.dir,
+      env: { HOME: home, SKILLS_MCP_AUDIT: s.auditPath },
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(join(s.checkout(), 'skills', 'gitecho', 'scripts', 'main.py'), 'utf8')).toBe(MAIN);
   });
 
   it('refuses a commit holding a .git or .GIT entry, and writes nothing it names', () => {
