@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { runCli } from './run-cli.js';
 
 export const MAIN = 'import json, sys\nprint(json.dumps({"from": "git", "got": json.load(sys.stdin)}))\n';
-const skillMd = (description: string) =>
+export const skillMd = (description: string) =>
   `---\nname: gitecho\ndescription: ${description}\nentry_point: scripts/main.py\n---\n\ngitecho.\n`;
 
 /** A repository in `dir/origin` made with the real git, its skill under `skills/gitecho`. */

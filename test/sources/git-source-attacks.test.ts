@@ -11,7 +11,9 @@ import {
 } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { gitSourceCase, MAIN, pinned } from '../helpers/git-source-case.js';
+import { gitSourceCase, MAIN, pinned, skillMd } from '../helpers/git-source-case.js';
+import { connectStdio } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
 
@@ -95,6 +97,27 @@ describe('pinned git sources under attack', () => {
     expect(r.code, r.stdout).toBe(2);
     expect(r.stderr).toContain(`git source ${s.url}: not served`);
   });
+
+  it('stops serving a git source whose checkout is edited while the server runs, naming the edit', async () => {
+    const s = setup('live', (r) => pinned(r.url, r.first));
+    expect(s.cli('list').code).toBe(0);
+    const c = await connectStdio({ era: 'auto', args: ['--config', s.config, '--audit', s.auditPath] });
+    try {
+      const description = async () =>
+        (await c.client.listTools()).tools.find((x) => x.name === 'gitecho')?.description ?? '';
+      expect(await description()).toContain('Echoes from a pinned git commit.');
+      writeFileSync(join(s.checkout(), 'skills', 'gitecho', 'SKILL.md'), skillMd('Edited in the checkout.'));
+      await waitFor(
+        () => c.stderr().includes('git source no longer served'),
+        10_000,
+        'the refusal of the edit',
+      );
+      expect(c.stderr()).toContain('M skills/gitecho/SKILL.md');
+      expect((await c.client.listTools()).tools.map((x) => x.name)).not.toContain('gitecho');
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
 
   it('runs no filter, hook or helper that the server environment or HOME config names while fetching and checking', () => {
     const s = setup('env', () => '');
