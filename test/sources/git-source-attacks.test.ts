@@ -16,6 +16,7 @@ import { connectStdio } from '../helpers/stdio-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from '../helpers/run-cli.js';
 import { tempDir } from '../helpers/temp-dir.js';
+import { textOf } from '../helpers/text-of.js';
 
 const t = tempDir();
 const setup = (label: string, entry: Parameters<typeof gitSourceCase>[2]) =>
@@ -114,6 +115,30 @@ describe('pinned git sources under attack', () => {
       );
       expect(c.stderr()).toContain('M skills/gitecho/SKILL.md');
       expect((await c.client.listTools()).tools.map((x) => x.name)).not.toContain('gitecho');
+    } finally {
+      await c.close();
+    }
+  }, 60_000);
+
+  it('refuses to run a script edited in the checkout after the start, hot reload off, naming the edit', async () => {
+    const s = setup('liverun', (r) => pinned(r.url, r.first));
+    expect(s.cli('list').code).toBe(0);
+    const c = await connectStdio({
+      era: 'auto',
+      args: ['--config', s.config, '--audit', s.auditPath, '--no-watch'],
+      capabilities: { elicitation: { form: {} } },
+    });
+    try {
+      c.client.setRequestHandler('elicitation/create', () =>
+        Promise.resolve({ action: 'accept', content: { decision: 'approved' } }),
+      );
+      expect((await c.client.listTools()).tools.map((x) => x.name)).toContain('gitecho');
+      writeFileSync(join(s.checkout(), 'skills', 'gitecho', 'scripts', 'main.py'), 'print("tampered")\n');
+      const r = await c.client.callTool({ name: 'gitecho', arguments: { text: 'hi' } });
+      expect(JSON.stringify(r)).not.toContain('tampered');
+      expect(r.isError).toBe(true);
+      expect(textOf(r)).toContain("its git source's checkout changed since the start");
+      expect(textOf(r)).toContain('M skills/gitecho/scripts/main.py');
     } finally {
       await c.close();
     }
