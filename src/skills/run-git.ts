@@ -19,6 +19,9 @@ const SAFE_CONFIG = [
   'protocol.https.allow=always',
   'protocol.ssh.allow=always',
   'credential.helper=',
+  // An https server sending under a byte a second for a minute is given up on.
+  'http.lowSpeedLimit=1',
+  'http.lowSpeedTime=60',
 ];
 
 /**
@@ -39,7 +42,9 @@ export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     GIT_NO_REPLACE_OBJECTS: '1',
     GIT_OPTIONAL_LOCKS: '0',
     GIT_LITERAL_PATHSPECS: '1',
-    GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
+    // A server that stops answering is given up on: 20 s to connect and greet, a minute silent after.
+    GIT_SSH_COMMAND:
+      'ssh -o BatchMode=yes -o ConnectTimeout=20 -o ServerAliveInterval=15 -o ServerAliveCountMax=4',
   };
 }
 
@@ -64,8 +69,17 @@ export function runGit(
     });
   } catch (e) {
     const stderr = (e as { stderr?: unknown }).stderr;
-    const said = typeof stderr === 'string' ? stderr.trim().split('\n').slice(-3).join(' / ') : '';
-    throw new SkillsError('SOURCE_INVALID', `git ${args[0] ?? ''} failed${said === '' ? '' : `: ${said}`}`, {
+    const said =
+      typeof stderr === 'string'
+        ? stderr
+            .split('\n')
+            .filter((l) => l.trim() !== '')
+            .slice(0, 3)
+            .join(' / ')
+        : '';
+    // The command, not the options naming the checkout before it.
+    const command = args.find((a) => !a.startsWith('-')) ?? '';
+    throw new SkillsError('SOURCE_INVALID', `git ${command} failed${said === '' ? '' : `: ${said}`}`, {
       cause: e,
       hint: 'Check that git is installed and the URL and commit are right.',
     });

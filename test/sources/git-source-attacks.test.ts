@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import {
   chmodSync,
   copyFileSync,
@@ -9,13 +9,14 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { gitSourceCase, MAIN, pinned, skillMd } from '../helpers/git-source-case.js';
 import { connectStdio } from '../helpers/stdio-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from '../helpers/run-cli.js';
-import { tempDir } from '../helpers/temp-dir.js';
+import { builtCli, tempDir } from '../helpers/temp-dir.js';
 import { textOf } from '../helpers/text-of.js';
 
 const t = tempDir();
@@ -252,6 +253,37 @@ describe('pinned git sources under attack', () => {
       expect(r.stderr).not.toContain('\u001b');
     }
   });
+
+  it('gives up on an ssh server that accepts the connection and never answers', async () => {
+    const s = setup('stalled', () => '');
+    const held: Socket[] = [];
+    const server = createServer((socket) => void held.push(socket));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as AddressInfo).port;
+      s.write(pinned(`ssh://git@127.0.0.1:${port}/skills.git`, s.first));
+      const home = join(s.dir, 'home');
+      mkdirSync(home);
+      const started = Date.now();
+      const r = await new Promise<{ code: number | null; stderr: string }>((resolve) => {
+        const child = spawn(process.execPath, [builtCli, 'list', '--config', s.config], {
+          cwd: s.dir,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, SKILLS_MCP_AUDIT: s.auditPath },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        });
+        let stderr = '';
+        child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+        child.on('close', (code) => resolve({ code, stderr }));
+      });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('git fetch failed: Connection timed out during banner exchange');
+      expect(Date.now() - started).toBeLessThan(45_000);
+      expect(held.length).toBeGreaterThan(0);
+    } finally {
+      for (const socket of held) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }, 60_000);
 
   it('refuses an ssh URL whose host would pass for an ssh option, running nothing', () => {
     const s = setup('sshopt', () => '');
