@@ -19,12 +19,13 @@ import type { CatalogDiff } from '../skills/diff-catalogs.js';
 import { deferCheck, type DeferredCheck } from '../skills/defer-check.js';
 import type { FolderLoad } from '../skills/folder-load.js';
 import { reloadCatalog } from '../skills/reload-catalog.js';
+import { servedRoots } from '../skills/served-roots.js';
 import { watchCatalog, type CatalogWatcher } from '../skills/watch-catalog.js';
 import { serveOverStdio } from '../transport/stdio.js';
 import { HELP } from './help.js';
 import type { ServeContext } from './serve-context.js';
 import type { CliIo, ExitCode } from './io.js';
-import { defined, resolveConfig, withSources } from './resolve-config.js';
+import { defined, resolveConfig, sourcesDir, withSources } from './resolve-config.js';
 import { resolveLocalBase } from './audit-path.js';
 import { packageBuild, packageVersion } from '../package-root.js';
 import { listenForStopSignals, type StopSignals } from './stop-signals.js';
@@ -166,10 +167,10 @@ async function serve(
     stateSecret !== undefined && config.audit !== undefined && isPostgresUrl(config.audit)
       ? { viewKey: pendingViewKey(stateSecret), decisionKey: decisionMacKey(stateSecret) }
       : undefined;
-  // A reload checks every stamp of every folder it reuses.
+  // A reload checks every stamp of every folder it reuses, and every git source's checkout against its pin.
   const reload = (fresh?: ReadonlySet<string>) => {
     const listed = listedOf(catalog);
-    return loadCatalog(config.skills, {
+    return loadCatalog(servedRoots(config, sourcesDir(config, io), io.env, log), {
       reuse: loadsOf(catalog),
       ...(listed === undefined ? {} : { listed }),
       ...(fresh === undefined ? {} : { fresh }),

@@ -385,6 +385,8 @@ export const ConfigSchema = z
 export interface GitRoot {
   root: string;
   label: string;
+  /** Checks the checkout against its pin again (every file hashed): why it no longer matches, or undefined. */
+  verify?: () => string | undefined;
 }
 
 /** The configuration as the commands use it; `git_roots` is set by the CLI once the git sources are checked. */

@@ -3,8 +3,11 @@ import * as z from 'zod';
 /** A full commit id: what a pinned source names. */
 export const COMMIT_ID = /^[0-9a-f]{40}$/;
 
-/** The URL schemes git may use for a source; everything else (`ext::`, `git://`, `http://`, `host:path`) is refused. */
-const ALLOWED_URL = /^(?:file:\/\/\/|https:\/\/|ssh:\/\/)[^\s]+$/;
+/**
+ * The URL schemes git may use for a source; everything else (`ext::`, `git://`, `http://`, `host:path`) is refused, and
+ * so are control characters (the URL is shown to people).
+ */
+const ALLOWED_URL = /^(?:file:\/\/\/|https:\/\/|ssh:\/\/)[^\s\p{Cc}]+$/u;
 
 /** A branch or tag name git would accept, and never one that could pass for an option. */
 const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/;
@@ -12,7 +15,7 @@ const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/;
 /** Why a URL cannot be used, or undefined. */
 export function gitUrlProblem(url: string): string | undefined {
   if (!ALLOWED_URL.test(url))
-    return 'must be a file:///, https:// or ssh:// URL (ext::, git://, http:// and host:path forms are refused)';
+    return 'must be a file:///, https:// or ssh:// URL without spaces or control characters (ext::, git://, http:// and host:path forms are refused)';
   const auth = /^[a-z]+:\/\/([^/@]*)@/.exec(url)?.[1];
   if (auth?.includes(':') === true)
     return 'must not hold a password: the URL is shown and audited (use an ssh key for private repositories)';

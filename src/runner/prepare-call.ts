@@ -15,6 +15,7 @@ import {
 import type { EnvResolver, InstallPlan, SkillEnv } from '../envs/create-env-resolver.js';
 import { interpreterForScript } from '../sandbox/resolve-interpreter.js';
 import { hashBundle, type Bundle } from '../skills/bundle-hash.js';
+import { isInside } from '../skills/list-skill-files.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import type { Skill } from '../skills/types.js';
 import { buildArgparseArgv } from './build-argv.js';
@@ -104,6 +105,16 @@ export async function prepareCall(req: CallRequest, deps: PrepareDeps): Promise<
   // Runs execute from a copy holding exactly the hashed files: the module is looked up, and the script's real
   // file checked, among those.
   const bundle = hashBundle(skill.dir);
+  // A git source's skill runs only while its checkout is still the pinned commit (the approval names that commit).
+  const changed = deps.config.git_roots?.find((r) => isInside(r.root, skill.dir))?.verify?.();
+  if (changed !== undefined)
+    throw new SkillsError(
+      'SOURCE_INVALID',
+      `skill "${skill.name}": its git source's checkout changed since the start: ${changed}`,
+      {
+        hint: 'Run `skills-mcp sources update`, then restart the server.',
+      },
+    );
   const path =
     req.module !== undefined
       ? resolveModule(

@@ -1,4 +1,4 @@
-import { existsSync, lstatSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import * as z from 'zod';
 import { COMMIT_ID, type GitSource } from '../config/git-source-schema.js';
@@ -23,8 +23,8 @@ const PinSchema = z.strictObject({
 const SHOWN = 5;
 
 /**
- * Checks a checkout without touching the network: its pin file names this URL and ref, HEAD is the pinned commit, and
- * `git status` (ignored and untracked files included) finds nothing changed, added or removed.
+ * Checks a checkout without touching the network: its pin file names this URL and ref (and, for a commit id, that
+ * commit), HEAD is the pinned commit, and the files on disk, ignored ones included, hash to that commit's tree.
  */
 export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.ProcessEnv): GitSourceState {
   if (!existsSync(pinFile(checkout)) && !existsSync(checkout)) return { state: 'missing' };
@@ -42,14 +42,18 @@ export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.
     };
   if (!lstatSync(checkout, { throwIfNoEntry: false })?.isDirectory())
     return { state: 'changed', commit: pin.commit, why: `${checkout} is not a folder` };
+  if (COMMIT_ID.test(source.ref) && pin.commit !== source.ref)
+    return {
+      state: 'changed',
+      commit: pin.commit,
+      why: `its pin file names commit ${pin.commit.slice(0, 12)}, not the pinned ${source.ref}`,
+    };
   const git = (...args: string[]) => runGit([...inCheckout(checkout), ...args], checkout, env);
   let head: string;
-  let status: string[];
+  let changes: string[];
   try {
     head = git('rev-parse', '--verify', 'HEAD^{commit}').trim();
-    status = git('status', '--porcelain=v1', '-z', '--ignored', '--untracked-files=all', '--no-renames')
-      .split('\0')
-      .filter((l) => l !== '');
+    changes = head === pin.commit ? diskChanges(checkout, pin.commit, env) : [];
   } catch (e) {
     if (!isSkillsError(e)) throw e;
     return { state: 'changed', commit: pin.commit, why: `its repository cannot be read (${e.message})` };
@@ -60,13 +64,12 @@ export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.
       commit: pin.commit,
       why: `its HEAD is ${head.slice(0, 12)}, not the pinned ${pin.commit.slice(0, 12)}`,
     };
-  if (status.length > 0) {
-    const named = status.slice(0, SHOWN).map((l) => `${l.slice(0, 2).trim() || '?'} ${l.slice(3)}`);
-    const more = status.length > SHOWN ? ` and ${status.length - SHOWN} more` : '';
+  if (changes.length > 0) {
+    const more = changes.length > SHOWN ? ` and ${changes.length - SHOWN} more` : '';
     return {
       state: 'changed',
       commit: pin.commit,
-      why: `its files differ from commit ${pin.commit.slice(0, 12)}: ${named.join(', ')}${more}`,
+      why: `its files differ from commit ${pin.commit.slice(0, 12)}: ${changes.slice(0, SHOWN).join(', ')}${more}`,
     };
   }
   const root = join(checkout, pathspec(source.path));
@@ -83,4 +86,35 @@ export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.
       why: `${source.path} is not a folder inside the repository`,
     };
   return { state: 'ok', commit: pin.commit, root: real };
+}
+
+/**
+ * What differs between the files on disk and `commit` (`M path`, `A path`, `D path`), hashing every file into a
+ * scratch index and object folder: no index entry, stat cache, skip-worktree flag or object of the checkout's own is
+ * trusted, only the commit object (which git checks against its id) and the tree id it names.
+ */
+function diskChanges(checkout: string, commit: string, env: NodeJS.ProcessEnv): string[] {
+  const git = (extra: Record<string, string>, ...args: string[]) =>
+    runGit([...inCheckout(checkout), ...args], checkout, env, extra);
+  const want = git({}, 'rev-parse', '--verify', '--end-of-options', `${commit}^{tree}`).trim();
+  const objects = git({}, 'rev-parse', '--path-format=absolute', '--git-path', 'objects').trim();
+  const scratch = mkdtempSync(`${checkout}.check-`);
+  try {
+    mkdirSync(join(scratch, 'objects'));
+    const fresh = {
+      GIT_INDEX_FILE: join(scratch, 'index'),
+      GIT_OBJECT_DIRECTORY: join(scratch, 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: objects,
+    };
+    git(fresh, 'add', '--all', '--force', '--', '.');
+    if (git(fresh, 'write-tree').trim() === want) return [];
+    const named = git(fresh, 'diff-index', '--cached', '--no-renames', '--name-status', '-z', want, '--')
+      .split('\0')
+      .filter((l) => l !== '');
+    const changes: string[] = [];
+    for (let i = 0; i + 1 < named.length; i += 2) changes.push(`${named[i]} ${named[i + 1]}`);
+    return changes.length > 0 ? changes : ['its object store does not hold the tree of the commit as pinned'];
+  } finally {
+    rmSync(scratch, { recursive: true, force: true });
+  }
 }

@@ -31,7 +31,15 @@ export function gitSourceRoots(
         fetchGitSource(source, checkout, env);
         st = checkGitSource(source, checkout, env);
       }
-      if (st.state === 'ok') out.roots.push({ root: st.root, label: sourceLabel(source.git, st.commit) });
+      if (st.state === 'ok')
+        out.roots.push({
+          root: st.root,
+          label: sourceLabel(source.git, st.commit),
+          verify: () => {
+            const now = checkGitSource(source, checkout, env);
+            return now.state === 'ok' ? undefined : now.state === 'changed' ? now.why : 'it is gone';
+          },
+        });
       else if (st.state === 'changed')
         out.problems.push(
           `git source ${source.git}: not served: its checkout ${checkout} does not match: ${st.why}. Run \`skills-mcp sources update\` to fetch ${source.ref} again.`,

@@ -3,9 +3,12 @@ import { SkillsError } from '../errors.js';
 
 /**
  * Settings given on every git command line, so a checkout's own `.git/config` cannot run anything: no hooks, no
- * fsmonitor, no links made, no submodules, no pager.
+ * fsmonitor, no links made, no submodules, no pager; and no attributes or ignore file of the server user's (git reads
+ * `~/.config/git/attributes` even with no user configuration).
  */
 const SAFE_CONFIG = [
+  'core.attributesFile=/dev/null',
+  'core.excludesFile=/dev/null',
   'core.hooksPath=/dev/null',
   'core.fsmonitor=false',
   'core.symlinks=false',
@@ -16,6 +19,9 @@ const SAFE_CONFIG = [
   'protocol.https.allow=always',
   'protocol.ssh.allow=always',
   'credential.helper=',
+  // An https server sending under a byte a second for a minute is given up on.
+  'http.lowSpeedLimit=1',
+  'http.lowSpeedTime=60',
 ];
 
 /**
@@ -36,16 +42,26 @@ export function gitEnv(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
     GIT_NO_REPLACE_OBJECTS: '1',
     GIT_OPTIONAL_LOCKS: '0',
     GIT_LITERAL_PATHSPECS: '1',
-    GIT_SSH_COMMAND: 'ssh -o BatchMode=yes',
+    // A server that stops answering is given up on: 20 s to connect and greet, a minute silent after.
+    GIT_SSH_COMMAND:
+      'ssh -o BatchMode=yes -o ConnectTimeout=20 -o ServerAliveInterval=15 -o ServerAliveCountMax=4',
   };
 }
 
-/** Runs `git args` in `cwd` with the safe settings; returns its stdout. A failure is SOURCE_INVALID with git's words. */
-export function runGit(args: readonly string[], cwd: string, env: NodeJS.ProcessEnv): string {
+/**
+ * Runs `git args` in `cwd` with the safe settings (and `extra`, git variables set by the caller); returns its stdout.
+ * A failure is SOURCE_INVALID with git's words.
+ */
+export function runGit(
+  args: readonly string[],
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  extra: Record<string, string> = {},
+): string {
   try {
     return execFileSync('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
       cwd,
-      env: gitEnv(env),
+      env: { ...gitEnv(env), ...extra },
       encoding: 'utf8',
       stdio: ['ignore', 'pipe', 'pipe'],
       maxBuffer: 64 * 1024 * 1024,
@@ -53,8 +69,17 @@ export function runGit(args: readonly string[], cwd: string, env: NodeJS.Process
     });
   } catch (e) {
     const stderr = (e as { stderr?: unknown }).stderr;
-    const said = typeof stderr === 'string' ? stderr.trim().split('\n').slice(-3).join(' / ') : '';
-    throw new SkillsError('SOURCE_INVALID', `git ${args[0] ?? ''} failed${said === '' ? '' : `: ${said}`}`, {
+    const said =
+      typeof stderr === 'string'
+        ? stderr
+            .split('\n')
+            .filter((l) => l.trim() !== '')
+            .slice(0, 3)
+            .join(' / ')
+        : '';
+    // The command, not the options naming the checkout before it.
+    const command = args.find((a) => !a.startsWith('-')) ?? '';
+    throw new SkillsError('SOURCE_INVALID', `git ${command} failed${said === '' ? '' : `: ${said}`}`, {
       cause: e,
       hint: 'Check that git is installed and the URL and commit are right.',
     });

@@ -28,6 +28,11 @@ describe('the git entries of skills:', () => {
     ['plain http', entry({ git: 'http://example.com/s.git' }), /^skills\.0\.git: must be/],
     ['the scp form', entry({ git: 'git@example.com:s.git' }), /^skills\.0\.git: must be/],
     [
+      'a terminal escape in the URL',
+      entry({ git: 'https://example.com/\u001b]0;x\u0007s.git' }),
+      /^skills\.0\.git: must be/,
+    ],
+    [
       'a password in the URL',
       entry({ git: 'https://u:hunter2@example.com/s' }),
       /^skills\.0\.git: must not hold a password/,
