@@ -38,6 +38,11 @@ describe('four eyes: the passkey of the caller in another spelling is still the 
     expect(checkFourEyes(o, { issuer: ISSUER, subject_sha256: sha256('alice@example.com') })).toBe(o);
   });
 
+  it('refuses a passkey enrolled with a blank subject as four_eyes_required', () => {
+    const o = checkFourEyes(approvedWith(' \t'), { issuer: ISSUER, subject: 'alice' });
+    expect(o).toEqual({ decision: 'denied', reason: 'four_eyes_required' });
+  });
+
   it('refuses a caller record with no subject as four_eyes_required or self_approval, never approved', () => {
     const o = checkFourEyes(approvedWith('bob'), { issuer: ISSUER } as never);
     expect(o.decision).toBe('denied');
