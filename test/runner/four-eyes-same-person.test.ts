@@ -44,7 +44,7 @@ describe('four eyes: the passkey of the caller in another spelling is still the 
   });
 
   it('refuses a caller record with no subject as four_eyes_required or self_approval, never approved', () => {
-    const o = checkFourEyes(approvedWith('bob'), { issuer: ISSUER } as never);
+    const o = checkFourEyes(approvedWith('bob'), { issuer: ISSUER });
     expect(o.decision).toBe('denied');
   });
 });
