@@ -59,8 +59,11 @@ export async function runApprovers(
     if (verb === 'enroll' && more.length === 0) {
       const label = (parsed.values.name ?? userInfo().username).slice(0, 100) || 'approver';
       const subject = parsed.values.subject;
-      if (subject !== undefined && (subject === '' || subject.length > 256))
-        throw new SkillsError('CONFIG_INVALID', '--subject takes the sign-in subject (1 to 256 characters)');
+      if (subject !== undefined && (subject.trim() !== subject || subject === '' || subject.length > 256))
+        throw new SkillsError(
+          'CONFIG_INVALID',
+          '--subject takes the sign-in subject (1 to 256 characters, no surrounding whitespace)',
+        );
       return await enroll(io, store, { label, subject }, createLogger(opts.logLevel), record);
     }
   } catch (e) {

@@ -25,6 +25,8 @@ export interface PasskeyApproval {
   decision: string;
   approvalKey: string;
   evidence: PasskeyEvidence;
+  /** Who the decision names as its approver (`approver.person`), when it names an enrolled person. */
+  approverPerson?: PasskeyEvidence['person'];
   /** From the call's `tool_call_requested`; undefined when the log has none (or it does not parse). */
   request?: { approvalKey: string | null; bundleSha256: string | null; inputSha256: string };
 }
@@ -85,6 +87,7 @@ export function collectPasskeyRecords(): {
           decision: r.data.decision,
           approvalKey: r.data.approval_key,
           evidence: r.data.passkey,
+          ...(r.data.approver?.person === undefined ? {} : { approverPerson: r.data.approver.person }),
           ...(request === undefined ? {} : { request }),
         });
       }

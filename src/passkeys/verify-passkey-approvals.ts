@@ -63,7 +63,7 @@ function personMismatch(person: PasskeyEvidence['person'], enrolment: Credential
 
 /**
  * Checks every passkey approval in `records` offline, in log order: the credential was enrolled in the log before the
- * decision and not removed since, and the person the approval names (name, subject) is that enrolment's; the challenge is recomputed from the call's own approval key, bundle and input
+ * decision and not removed since, and the person the approval names (name, subject; in its passkey evidence and as its approver) is that enrolment's; the challenge is recomputed from the call's own approval key, bundle and input
  * digests and the decision recorded; the signature verifies with the public key the enrolment recorded, over
  * authenticatorData ‖ sha256(clientDataJSON); the origin is the console's (`http://localhost:PORT`), the RP id
  * `localhost`, the user was verified; a credential's signature counter only grows (when it keeps one).
@@ -91,7 +91,7 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
       );
       continue;
     }
-    const named = personMismatch(ev.person, current);
+    const named = personMismatch(ev.person, current) ?? personMismatch(a.approverPerson, current);
     if (named !== undefined) {
       fail(named);
       continue;

@@ -48,7 +48,8 @@ export function checkPasskey(
  */
 export function checkFourEyes(outcome: ApprovalOutcome, caller: CallerRecord | undefined): ApprovalOutcome {
   const person = outcome.passkey?.person;
-  if (caller === undefined || person?.subject === undefined)
+  // A blank subject names nobody: no one can be told apart from the caller by it.
+  if (caller === undefined || person?.subject === undefined || person.subject.trim() === '')
     return { decision: 'denied', reason: 'four_eyes_required' };
   return isSamePerson(caller, person.subject)
     ? { decision: 'denied', reason: 'self_approval', person }

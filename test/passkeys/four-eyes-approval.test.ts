@@ -17,7 +17,7 @@ import { waitFor } from '../helpers/wait-for.js';
 import { auditEvents, type Exported } from '../http/helpers/audit-events.js';
 import { connectClient, type Connected } from '../http/helpers/connect-client.js';
 import { servedUrl, spawnCli, type SpawnedServer } from '../http/helpers/spawn-server.js';
-import { copyOf, editEvidence } from './helpers/audit-copy.js';
+import { copyOf, editEvidence, editPayload } from './helpers/audit-copy.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
 
 const FOUR_EYES = '  require: { four_eyes: { skills: [echo] } }\n';
@@ -145,6 +145,20 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
     const bad = runCli(['audit', 'verify', '--audit', copy]);
     expect(bad.code).toBe(1);
     expect(bad.stdout + bad.stderr).toContain(
+      'the approval names "bob" (subject "alice") as the approver, the passkey\'s enrolment',
+    );
+
+    // The passkey evidence left as it was, the decision's approver renamed to Alice: audit verify names it too.
+    const copy2 = copyOf(fx.auditPath, dir, 'approver.db');
+    editPayload(
+      copy2,
+      eventId,
+      (p) => ((p.approver as { person: unknown }).person = { name: 'bob', subject: 'alice' }),
+      true,
+    );
+    const bad2 = runCli(['audit', 'verify', '--audit', copy2]);
+    expect(bad2.code).toBe(1);
+    expect(bad2.stdout + bad2.stderr).toContain(
       'the approval names "bob" (subject "alice") as the approver, the passkey\'s enrolment',
     );
   }, 120_000);

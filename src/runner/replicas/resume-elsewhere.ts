@@ -17,6 +17,7 @@ import type { CallContext } from '../runner-types.js';
 import { isSameCall } from '../../approvals/same-call.js';
 import { askedOf } from '../asked-call.js';
 import { requestDigest } from '../request-digest.js';
+import { checkPasskey } from '../passkey-check.js';
 import type { SessionInfo } from '../session.js';
 
 /**
@@ -56,9 +57,11 @@ export async function resumeElsewhere(
   // And what binds it now (the catalog may have changed since): the key, the input, the bundle.
   if (!isSameCall(sp, { requestSha256: call.requestSha256, binding: askedOf(call) }))
     return retryMismatch(what);
+  // A passkey (and four-eyes) requirement holds here as where the call was asked: the client's own answer never
+  // approves such a call.
   const o: ApprovalOutcome = s.gate.isAborted()
     ? { decision: 'denied', reason: 'session_aborted' }
-    : interpretAnswer(r.answer);
+    : checkPasskey(core.config.approval, call, callId, interpretAnswer(r.answer), s.caller);
   const d = decisionEvents(s.gate, sp.sessionId, callId, sp.approvalKey, o, ctx.channel, {
     caller: s.caller,
     mac: core.signer.macFor(sp.sessionId, callId, call, o.decision),

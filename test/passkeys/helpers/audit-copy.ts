@@ -11,8 +11,8 @@ export function copyOf(auditPath: string, dir: string, name: string): string {
   return to;
 }
 
-/** Rewrites the passkey evidence of the decision at `eventId` in the copy at `path` (re-hashing the chain or not). */
-export function editEvidence(
+/** Rewrites the payload of the event at `eventId` in the copy at `path` (re-hashing the chain or not). */
+export function editPayload(
   path: string,
   eventId: number,
   edit: (p: Record<string, unknown>) => void,
@@ -22,9 +22,19 @@ export function editEvidence(
     const row = db.prepare('SELECT payload FROM events WHERE event_id = ?').get(eventId) as {
       payload: string;
     };
-    const payload = JSON.parse(row.payload) as { passkey: Record<string, unknown> };
-    edit(payload.passkey);
+    const payload = JSON.parse(row.payload) as Record<string, unknown>;
+    edit(payload);
     db.prepare('UPDATE events SET payload = ? WHERE event_id = ?').run(JSON.stringify(payload), eventId);
     return rehash ? eventId : undefined;
   });
+}
+
+/** Rewrites the passkey evidence of the decision at `eventId` in the copy at `path` (re-hashing the chain or not). */
+export function editEvidence(
+  path: string,
+  eventId: number,
+  edit: (p: Record<string, unknown>) => void,
+  rehash: boolean,
+): void {
+  editPayload(path, eventId, (p) => edit(p.passkey as Record<string, unknown>), rehash);
 }
