@@ -1,0 +1,176 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { gatedServers, type GatedServer } from '../helpers/gated-server.js';
+import type { Era } from '../helpers/stdio-client.js';
+import { waitFor } from '../helpers/wait-for.js';
+import { DESKTOP, HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
+import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
+import { rawRequest } from '../console/helpers/raw-request.js';
+import { addCanary, canaryRan } from './helpers/canary.js';
+import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+
+const policy = (waitMs: number) =>
+  'approval:\n  mode: ask\n  console: true\n  require: passkey\n  console_open_browser: false\n' +
+  `  console_wait_ms: ${waitMs}\n`;
+
+const URL_CLIENT = { elicitation: { form: {}, url: {} } };
+
+/** `status:decision` per call, oldest first. */
+function decisions(s: GatedServer): string[] {
+  const a = s.fx.audit();
+  try {
+    return a.listCalls().map((r) => `${r.status ?? r.state}:${r.approvalDecision ?? '-'}`);
+  } finally {
+    a.close();
+  }
+}
+
+/** A page the model serves on another loopback port, keeping the `Cookie` header of every request it gets. */
+async function modelSite(): Promise<{ server: Server; port: number; cookies: string[] }> {
+  const cookies: string[] = [];
+  const server = createServer((req, res) => {
+    cookies.push(req.headers.cookie ?? '');
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end('<!doctype html><title>Report</title><p>Your report is ready.</p>');
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, port: (server.address() as AddressInfo).port, cookies };
+}
+
+describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
+  'the model against a passkey approval sent as a URL elicitation (era %s)',
+  (era) => {
+    const browser = sharedChromium();
+    const start = gatedServers();
+
+    /** A server with a passkey enrolled and a call waiting; every URL elicitation answered accept with `content`. */
+    async function waitingCall(waitMs: number) {
+      const s = await start(policy(waitMs), {
+        era,
+        capabilities: URL_CLIENT,
+        setup: addCanary,
+        env: { SKILLS_MCP_LOG_LEVEL: 'info' },
+      });
+      await waitFor(() => s.c.stderr().includes('approval console ready'), 10_000, 'the console to start');
+      const asked: Record<string, unknown>[] = [];
+      s.c.client.setRequestHandler('elicitation/create', (req) => {
+        asked.push(req.params);
+        return Promise.resolve({ action: 'accept', content: { decision: 'approved_always' } });
+      });
+      const person = await pageWithPasskey(browser());
+      await enrollWith(person.page, s.fx.auditPath, 'alice');
+      const result = s.c.client.callTool({ name: 'canary', arguments: {} });
+      result.catch(() => undefined);
+      const first = await waitFor(() => asked[0], 20_000, 'the URL elicitation');
+      return { s, person, result, url: String(first.url) };
+    }
+
+    it('approves nothing on an accept that carries an approving answer: the call stays pending', async () => {
+      const { s, person, result } = await waitingCall(3000);
+      try {
+        const r = await result;
+        expect(r.isError).toBe(true);
+        expect(r._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+        expect(canaryRan(s.fx)).toBe(false);
+        expect(decisions(s)).toEqual(['requested:-']);
+        expect(await pendingLinks(consoleBase(s.fx.auditPath))).toHaveLength(1);
+      } finally {
+        await person.context.close();
+      }
+    }, 120_000);
+
+    it('sends the console sign-in to no ordinary page of another loopback server', async () => {
+      const { s, person } = await waitingCall(60_000);
+      const site = await modelSite();
+      try {
+        await person.page.goto(consoleBase(s.fx.auditPath));
+        const other = await person.context.newPage();
+        for (const host of ['127.0.0.1', 'localhost']) await other.goto(`http://${host}:${site.port}/report`);
+        await waitFor(() => site.cookies.length >= 2, 10_000, 'the other server to be visited');
+        expect(site.cookies.join('\n')).not.toContain('skills-mcp-console');
+      } finally {
+        site.server.close();
+        await person.context.close();
+      }
+    }, 120_000);
+
+    it('runs nothing for a model holding the sign-in its own page on another loopback port received', async () => {
+      const { s, person, url } = await waitingCall(60_000);
+      const site = await modelSite();
+      const model = await browser().newContext({ viewport: DESKTOP });
+      try {
+        const base = consoleBase(s.fx.auditPath);
+        const origin = new URL(url).origin;
+        // The person is signed in to the console, then opens the "report" the model told them about.
+        await person.page.goto(base);
+        // Its page sits under /approve/ to be sent the sign-in (cookies are not kept apart by port).
+        const trap = await person.context.newPage();
+        await trap.goto(`http://localhost:${site.port}/approve/report`);
+        await trap.goto(`http://127.0.0.1:${site.port}/approve/report`);
+        // The model's page drives the person's browser at the console (same site: the cookie goes along).
+        const fromPage = await trap.evaluate(async (target) => {
+          const out: string[] = [];
+          for (const init of [
+            { credentials: 'include', mode: 'no-cors' },
+            { credentials: 'include', mode: 'no-cors', method: 'POST', body: 'decision=approved' },
+          ] as RequestInit[]) {
+            const r = await fetch(target, init).catch((e: unknown) => String(e));
+            out.push(typeof r === 'string' ? r : r.type);
+          }
+          return out;
+        }, url);
+        expect(fromPage).toHaveLength(2);
+        await waitFor(() => site.cookies.length > 0, 10_000, 'the model page to be loaded');
+        // The case under test: its page was sent the sign-in (what a leak-free console would make moot).
+        expect(site.cookies.join('\n')).toContain(`skills-mcp-console-${new URL(url).port}=`);
+
+        // Whatever cookie its server got, replayed with the model's HTTP client and in its own browser.
+        for (const cookie of site.cookies) {
+          const hop = await rawRequest(url, { headers: { cookie } });
+          expect(hop.status).toBeLessThan(500);
+          const page = new URL(String(hop.headers.location ?? '/approve/x'), url).href;
+          const got = await rawRequest(page, { headers: { cookie } });
+          const csrf = /name="csrf" value="([^"]+)"/.exec(got.body)?.[1] ?? 'x';
+          for (const decision of ['approved', 'approved_once', 'approved_always']) {
+            const post = await rawRequest(page, {
+              method: 'POST',
+              headers: { origin, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+              body: `csrf=${encodeURIComponent(csrf)}&decision=${decision}`,
+            });
+            expect(post.status, `${decision}: ${post.body}`).toBeGreaterThanOrEqual(400);
+          }
+          for (const step of ['passkey-options', 'passkey']) {
+            const post = await rawRequest(`${page}/${step}`, {
+              method: 'POST',
+              headers: { origin, cookie, 'content-type': 'application/json' },
+              body: JSON.stringify({ csrf, decision: 'approved_once', response: {} }),
+            });
+            expect(post.status, `${step}: ${post.body}`).toBeGreaterThanOrEqual(400);
+          }
+          for (const part of cookie.split(';').filter((p) => p.includes('='))) {
+            const [name, ...value] = part.trim().split('=');
+            await model.addCookies([{ name: name!, value: value.join('='), url: origin }]);
+          }
+        }
+        const own = await model.newPage();
+        await own.goto(url);
+        const approve = own.getByRole('button', { name: 'Approve once' });
+        if ((await approve.count()) > 0) {
+          await approve.click();
+          await own
+            .getByText(/Not approved|Not accepted|passkey/i)
+            .first()
+            .waitFor();
+        }
+        expect(canaryRan(s.fx)).toBe(false);
+        expect(decisions(s)).toEqual(['requested:-']);
+        expect(await pendingLinks(base)).toHaveLength(1);
+      } finally {
+        site.server.close();
+        await model.close();
+        await person.context.close();
+      }
+    }, 120_000);
+  },
+);
