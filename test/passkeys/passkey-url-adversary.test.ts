@@ -1,3 +1,4 @@
+import { readdirSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
@@ -25,6 +26,9 @@ function decisions(s: GatedServer): string[] {
     a.close();
   }
 }
+
+const canaryRuns = (s: GatedServer): number =>
+  readdirSync(s.fx.dir, { recursive: true, encoding: 'utf8' }).filter((p) => p.endsWith('canary.txt')).length;
 
 /** A page the model serves on another loopback port, keeping the `Cookie` header of every request it gets. */
 async function modelSite(): Promise<{ server: Server; port: number; cookies: string[] }> {
@@ -75,6 +79,38 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
         expect(canaryRan(s.fx)).toBe(false);
         expect(decisions(s)).toEqual(['requested:-']);
         expect(await pendingLinks(consoleBase(s.fx.auditPath))).toHaveLength(1);
+      } finally {
+        await person.context.close();
+      }
+    }, 120_000);
+
+    it('runs a call approved once exactly once, however often the model calls it meanwhile and after', async () => {
+      const { s, person, result, url } = await waitingCall(60_000);
+      try {
+        const call = () => s.c.client.callTool({ name: 'canary', arguments: {} });
+        // A second call with the same arguments while the first waits: the first is answered "pending".
+        const second = call();
+        second.catch(() => undefined);
+        expect((await result)._meta?.['skills-mcp/code']).toBe('APPROVAL_PENDING');
+        await person.page.goto(consoleBase(s.fx.auditPath));
+        await person.page.goto(url);
+        await person.page.getByRole('button', { name: 'Approve once' }).click();
+        const r = await second;
+        expect(r.isError, JSON.stringify(r.content)).toBeFalsy();
+        expect(canaryRuns(s)).toBe(1);
+        // Called again after it ran: the kept result, or a new approval to ask; never a second run.
+        let answered = false;
+        void call().then(
+          () => (answered = true),
+          () => (answered = true),
+        );
+        await waitFor(
+          async () => answered || (await pendingLinks(consoleBase(s.fx.auditPath))).length > 0,
+          20_000,
+          'the third call to be answered or asked',
+        );
+        expect(canaryRuns(s)).toBe(1);
+        expect(decisions(s).filter((d) => d.startsWith('ok:'))).toEqual(['ok:approved']);
       } finally {
         await person.context.close();
       }
