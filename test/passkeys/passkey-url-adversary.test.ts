@@ -9,7 +9,7 @@ import { DESKTOP, HAS_CHROMIUM, sharedChromium } from '../console/helpers/browse
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { rawRequest } from '../console/helpers/raw-request.js';
 import { addCanary, canaryRan } from './helpers/canary.js';
-import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
+import { enrollWith, pageWithPasskey, type InPage } from './helpers/passkey-browser.js';
 
 const policy = (waitMs: number) =>
   'approval:\n  mode: ask\n  console: true\n  require: passkey\n  console_open_browser: false\n' +
@@ -40,6 +40,14 @@ async function modelSite(): Promise<{ server: Server; port: number; cookies: str
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, port: (server.address() as AddressInfo).port, cookies };
+}
+
+/** What the model's HTTP client reaches with a leaked sign-in: the page the approval link leads to, its form token. */
+async function replayed(url: string, cookie: string): Promise<{ page: string; csrf: string }> {
+  const hop = await rawRequest(url, { headers: { cookie } });
+  const page = new URL(String(hop.headers.location ?? '/approve/x'), url).href;
+  const got = await rawRequest(page, { headers: { cookie } });
+  return { page, csrf: /name="csrf" value="([^"]+)"/.exec(got.body)?.[1] ?? 'x' };
 }
 
 describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
@@ -116,6 +124,80 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
       }
     }, 120_000);
 
+    it("refuses the person's passkey over the call when the model's page on another port asked for it", async () => {
+      const { s, person, url } = await waitingCall(60_000);
+      const site = await modelSite();
+      try {
+        const base = consoleBase(s.fx.auditPath);
+        const origin = `http://localhost:${new URL(url).port}`;
+        await person.page.goto(base);
+        // The person opens the model's page (same tab: their authenticator answers there, as it would anywhere).
+        await person.page.goto(`http://localhost:${site.port}/approve/report`);
+        const cookie = await waitFor(
+          () => site.cookies.find((c) => c.includes('skills-mcp-console')),
+          10_000,
+          'the sign-in at the model page',
+        );
+        const { page, csrf } = await replayed(url, cookie);
+        const headers = { origin, cookie, 'content-type': 'application/json' };
+        const o = await rawRequest(`${page}/passkey-options`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ csrf, decision: 'approved' }),
+        });
+        expect(o.status, o.body).toBe(200);
+        // The model's page asks the person's passkey (RP id localhost, any port) to sign the console's challenge.
+        const response = await person.page.evaluate(async (json) => {
+          const w = globalThis as unknown as InPage;
+          const opts = JSON.parse(json) as { challenge: string; allowCredentials?: { id: string }[] };
+          const bytes = (b: string) =>
+            Uint8Array.from(atob(b.replace(/-/g, '+').replace(/_/g, '/')), (c) => c.charCodeAt(0));
+          const b64u = (b: ArrayBuffer) =>
+            btoa(String.fromCharCode(...new Uint8Array(b)))
+              .replace(/\+/g, '-')
+              .replace(/\//g, '_')
+              .replace(/=+$/, '');
+          const cred = (await w.navigator.credentials.get({
+            publicKey: {
+              ...opts,
+              challenge: bytes(opts.challenge),
+              allowCredentials: (opts.allowCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
+            },
+          })) as unknown as {
+            id: string;
+            rawId: ArrayBuffer;
+            type: string;
+            response: Record<string, ArrayBuffer | null>;
+          };
+          const r = cred.response;
+          return {
+            id: cred.id,
+            rawId: b64u(cred.rawId),
+            type: cred.type,
+            clientExtensionResults: {},
+            response: {
+              clientDataJSON: b64u(r.clientDataJSON!),
+              authenticatorData: b64u(r.authenticatorData!),
+              signature: b64u(r.signature!),
+              ...(r.userHandle ? { userHandle: b64u(r.userHandle) } : {}),
+            },
+          };
+        }, o.body);
+        const post = await rawRequest(`${page}/passkey`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ csrf, decision: 'approved', response }),
+        });
+        expect(post.status, post.body).toBe(403);
+        expect(canaryRan(s.fx)).toBe(false);
+        expect(decisions(s)).toEqual(['requested:-']);
+        expect(await pendingLinks(base)).toHaveLength(1);
+      } finally {
+        site.server.close();
+        await person.context.close();
+      }
+    }, 120_000);
+
     it('sends the console sign-in to no ordinary page of another loopback server', async () => {
       const { s, person } = await waitingCall(60_000);
       const site = await modelSite();
@@ -163,11 +245,7 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
 
         // Whatever cookie its server got, replayed with the model's HTTP client and in its own browser.
         for (const cookie of site.cookies) {
-          const hop = await rawRequest(url, { headers: { cookie } });
-          expect(hop.status).toBeLessThan(500);
-          const page = new URL(String(hop.headers.location ?? '/approve/x'), url).href;
-          const got = await rawRequest(page, { headers: { cookie } });
-          const csrf = /name="csrf" value="([^"]+)"/.exec(got.body)?.[1] ?? 'x';
+          const { page, csrf } = await replayed(url, cookie);
           for (const decision of ['approved', 'approved_once', 'approved_always']) {
             const post = await rawRequest(page, {
               method: 'POST',
