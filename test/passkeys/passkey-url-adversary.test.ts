@@ -198,6 +198,39 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
       }
     }, 120_000);
 
+    it('lets no page of the model frame the approval link, signed in or not', async () => {
+      const { s, person, url } = await waitingCall(60_000);
+      const site = await modelSite();
+      try {
+        await person.page.goto(consoleBase(s.fx.auditPath));
+        const trap = await person.context.newPage();
+        await trap.goto(`http://127.0.0.1:${site.port}/approve/frame`);
+        const hop = await rawRequest(url);
+        expect(hop.headers['x-frame-options']).toBe('DENY');
+        expect(String(hop.headers['content-security-policy'])).toContain("frame-ancestors 'none'");
+        await trap.evaluate((src) => {
+          const d = (globalThis as unknown as { document: { body: { innerHTML: string } } }).document;
+          d.body.innerHTML = `<iframe src="${src}" width="800" height="600"></iframe>`;
+        }, url);
+        const framed = await waitFor(
+          () => trap.frames().find((f) => f !== trap.mainFrame() && /^[a-z-]+:\/\/./.test(f.url())),
+          10_000,
+          'the frame to be navigated',
+        );
+        // Chromium refuses to show the framed page (X-Frame-Options, frame-ancestors): its error page instead.
+        expect(framed.url()).toMatch(/^chrome-error:/);
+        const buttons = await framed
+          .getByRole('button')
+          .count()
+          .catch(() => 0);
+        expect(buttons).toBe(0);
+        expect(canaryRan(s.fx)).toBe(false);
+      } finally {
+        site.server.close();
+        await person.context.close();
+      }
+    }, 120_000);
+
     it('sends the console sign-in to no ordinary page of another loopback server', async () => {
       const { s, person } = await waitingCall(60_000);
       const site = await modelSite();
