@@ -163,7 +163,7 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
               challenge: bytes(opts.challenge),
               allowCredentials: (opts.allowCredentials ?? []).map((c) => ({ ...c, id: bytes(c.id) })),
             },
-          })) as unknown as {
+          })) as {
             id: string;
             rawId: ArrayBuffer;
             type: string;
