@@ -58,6 +58,17 @@ describe('guardRequest', () => {
       404,
     ],
     ['anything else under /approve/ without the secret', { url: '/approve/AbC/approvals' }, 404],
+    ['an encoded slash in the id', { url: '/approve/AbC%2F..%2Fx' }, 404],
+    ['a dot segment after /approve/', { url: '/approve/../approvals/AbC' }, 404],
+    ['an encoded dot segment after /approve/', { url: '/approve/%2e%2e/AbC' }, 404],
+    ['the secret-free link with a trailing slash', { url: '/approve/AbC/' }, 404],
+    ['the secret-free link with a double slash', { url: '//approve/AbC' }, 404],
+    ['the secret-free link by HEAD', { url: '/approve/AbC', method: 'HEAD' }, 'ok'],
+    [
+      'the secret-free link as a same-site subresource',
+      { url: '/approve/AbC', secFetchSite: 'same-site', secFetchMode: 'no-cors' },
+      403,
+    ],
     ['the secret-free link with a foreign Host', { url: '/approve/AbC', host: `evil.example:${PORT}` }, 403],
     ['PUT', { method: 'PUT' }, 405],
     ['DELETE', { method: 'DELETE' }, 405],
@@ -70,6 +81,11 @@ describe('guardRequest', () => {
     const r = guard({ url: `/${SECRET}/approvals/abc?decision=approved` });
     expect(r.ok && r.path).toBe('/approvals/abc');
     expect(r.ok && r.query.get('decision')).toBe('approved');
+  });
+
+  it("gives the secret-free link's path without its query (a redirect target in it leads nowhere)", () => {
+    const r = guard({ url: '/approve/AbC?next=//evil.example/&location=http://evil.example/' });
+    expect(r).toMatchObject({ ok: true, path: '/approve/AbC', secretless: true });
   });
 
   it("marks an approval's secret-free link as outside the secret, with its whole path", () => {

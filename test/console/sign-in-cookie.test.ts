@@ -4,10 +4,10 @@ import { createSignInCookie } from '../../src/console/sign-in-cookie.js';
 const tokenOf = (header: string): string => /^[^=]+=([^;]+);/.exec(header)![1]!;
 
 describe('createSignInCookie', () => {
-  it('is HttpOnly, SameSite=Strict and named for its port', () => {
+  it('is HttpOnly, SameSite=Strict, named for its port and sent only to the approval links', () => {
     const c = createSignInCookie();
     expect(c.header(41234)).toMatch(
-      /^skills-mcp-console-41234=[A-Za-z0-9_-]{43}; Path=\/; HttpOnly; SameSite=Strict$/,
+      /^skills-mcp-console-41234=[A-Za-z0-9_-]{43}; Path=\/approve; HttpOnly; SameSite=Strict$/,
     );
   });
 

@@ -1,22 +1,11 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
 import { gatedServers } from '../helpers/gated-server.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { rawRequest } from '../console/helpers/raw-request.js';
+import { addCanary, canaryRan } from './helpers/canary.js';
 import { enrollWith, pageWithPasskey, type InPage } from './helpers/passkey-browser.js';
-
-const addCanary = (fx: GatedFixture) =>
-  writeTestSkill(fx.skills, 'canary', {
-    description: 'Writes a canary file. Use in tests.',
-    script:
-      'import os\nopen(os.path.join(os.environ["SKILL_FILES_DIR"], "canary.txt"), "w").write("the canary ran")\nprint("{}")\n',
-  });
-
-const canaryRan = (fx: GatedFixture): boolean =>
-  readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
 
 const POLICY =
   'approval:\n  mode: ask\n  require: passkey\n  console: true\n  console_open_browser: false\n  console_wait_ms: 60000\n';

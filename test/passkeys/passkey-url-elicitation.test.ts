@@ -1,6 +1,5 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
+import type { GatedFixture } from '../helpers/gated-fixture.js';
 import { gatedServers, type GatedServer, type GatedServerOptions } from '../helpers/gated-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import type { Era } from '../helpers/stdio-client.js';
@@ -9,18 +8,8 @@ import { waitFor } from '../helpers/wait-for.js';
 import { DESKTOP, HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { rawRequest } from '../console/helpers/raw-request.js';
+import { addCanary, canaryRan } from './helpers/canary.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
-
-/** A skill whose run leaves `canary.txt` in its output folder: the file exists only if the script ran. */
-const addCanary = (fx: GatedFixture) =>
-  writeTestSkill(fx.skills, 'canary', {
-    description: 'Writes a canary file. Use in tests.',
-    script:
-      'import os\nopen(os.path.join(os.environ["SKILL_FILES_DIR"], "canary.txt"), "w").write("the canary ran")\nprint("{}")\n',
-  });
-
-const canaryRan = (fx: GatedFixture): boolean =>
-  readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
 
 const POLICY =
   'approval:\n  mode: ask\n  console: true\n  require: passkey\n  console_open_browser: false\n' +

@@ -100,5 +100,10 @@ export async function enrollWith(
 export interface InPage {
   document: { querySelector(selector: string): { value: string } | null };
   location: { pathname: string };
-  navigator: { credentials: { create(options: { publicKey: unknown }): Promise<unknown> } };
+  navigator: {
+    credentials: {
+      create(options: { publicKey: unknown }): Promise<unknown>;
+      get(options: { publicKey: unknown }): Promise<unknown>;
+    };
+  };
 }
