@@ -1,5 +1,16 @@
 import { randomBytes } from 'node:crypto';
-import { closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { SkillsError } from '../errors.js';
 
@@ -13,16 +24,7 @@ const KEY_HEX = /^[0-9a-f]{64,}$/;
 export function loadAnchorKey(path: string, opts: { create: boolean }): Buffer {
   if (opts.create) {
     mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-    try {
-      const fd = openSync(path, 'wx', 0o600);
-      try {
-        writeSync(fd, `${randomBytes(32).toString('hex')}\n`);
-      } finally {
-        closeSync(fd);
-      }
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw keyError(path, 'cannot create', e);
-    }
+    if (!existsSync(path)) createKeyFile(path);
   }
   let text: string;
   try {
@@ -40,6 +42,28 @@ export function loadAnchorKey(path: string, opts: { create: boolean }): Buffer {
       hint: 'Delete it to have a new one made, or write `openssl rand -hex 32` into it.',
     });
   return Buffer.from(text, 'hex');
+}
+
+/**
+ * Writes a new key beside `path` and links it in place: another process reading the key (a command started while
+ * the server makes it) sees no file or the whole key, never a part, and an existing key is never replaced.
+ */
+function createKeyFile(path: string): void {
+  const tmp = `${path}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
+  try {
+    const fd = openSync(tmp, 'wx', 0o600);
+    try {
+      writeSync(fd, `${randomBytes(32).toString('hex')}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    linkSync(tmp, path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw keyError(path, 'cannot create', e);
+  } finally {
+    rmSync(tmp, { force: true });
+  }
 }
 
 const keyError = (path: string, what: string, cause: unknown) =>
