@@ -1,5 +1,5 @@
 import type { OrderLookup } from './check-event-order.js';
-import type { ApprovalChannel } from './payload-schemas.js';
+import type { ApprovalChannel } from './approval-payload-schemas.js';
 
 /** An event as the book reads it: its payload already parsed. */
 export interface BookEvent {

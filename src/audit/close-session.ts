@@ -1,6 +1,6 @@
 import type { SqliteDb } from './sqlite/sqlite-db.js';
 import type { PendingEvent } from './check-event-input.js';
-import type { ApprovalChannel } from './payload-schemas.js';
+import type { ApprovalChannel } from './approval-payload-schemas.js';
 import type { AuditEvent, RecoveryReport, SessionEndReason } from './types.js';
 
 type Write = (event: PendingEvent) => AuditEvent;

@@ -6,8 +6,8 @@ import {
   ApprovalChannelSchema,
   ApprovalDecisionSchema,
   ApprovalReasonSchema,
-  FinishStatusSchema,
-} from './payload-schemas.js';
+} from './approval-payload-schemas.js';
+import { FinishStatusSchema } from './call-payload-schemas.js';
 import type { ApprovalRow, ArtifactRow, CallDetail, CallRow, ListCallsFilter } from './types.js';
 
 const int = z.int();

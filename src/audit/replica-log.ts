@@ -1,4 +1,4 @@
-import type { CallerRecord } from './payload-schemas.js';
+import type { CallerRecord } from './caller-record-schema.js';
 import type { AuditEvent } from './types.js';
 
 /** A call waiting for its approval in a shared log: what was asked, exactly as recorded when it was asked. */

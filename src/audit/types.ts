@@ -1,13 +1,7 @@
 import type { CallEventType, EventType } from './event-types.js';
-import type {
-  ApprovalChannel,
-  ApprovalDecision,
-  ApprovalReason,
-  EventPayloads,
-  FinishStatus,
-  SessionEndedPayload,
-  SessionStartedPayload,
-} from './payload-schemas.js';
+import type { ApprovalChannel, ApprovalDecision, ApprovalReason } from './approval-payload-schemas.js';
+import type { FinishStatus } from './call-payload-schemas.js';
+import type { EventPayloads, SessionEndedPayload, SessionStartedPayload } from './payload-schemas.js';
 
 /** One committed event, as stored. `payload` holds hashes, sizes and key names only. */
 export type AuditEvent<T extends EventType = EventType> = {

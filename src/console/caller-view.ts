@@ -1,4 +1,5 @@
-import type { Approver, CallerRecord } from '../audit/payload-schemas.js';
+import type { Approver } from '../audit/approval-payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { CallDetail } from '../audit/types.js';
 import { short, shown } from './format.js';
 import { html, type Html } from './html.js';

@@ -1,9 +1,9 @@
+import { ApprovalDecidedPayloadSchema } from '../audit/approval-payload-schemas.js';
+import { ToolCallRequestedPayloadSchema } from '../audit/call-payload-schemas.js';
 import {
-  ApprovalDecidedPayloadSchema,
   ApproverEnrolledPayloadSchema,
   ApproverRemovedPayloadSchema,
-  ToolCallRequestedPayloadSchema,
-} from '../audit/payload-schemas.js';
+} from '../audit/operator-payload-schemas.js';
 import type { HashedFields } from '../audit/event-hash.js';
 import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 

@@ -1,5 +1,5 @@
 import { newCallId } from '../audit/call-id.js';
-import type { ApprovalChannel } from '../audit/payload-schemas.js';
+import type { ApprovalChannel } from '../audit/approval-payload-schemas.js';
 import { isSkillsError } from '../errors.js';
 import { approvalMessage } from '../approvals/approval-message.js';
 import { approvalSchema } from '../approvals/approval-request.js';

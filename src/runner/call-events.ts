@@ -1,5 +1,7 @@
 import type { AppendInput } from '../audit/types.js';
-import type { ApprovalChannel, CallerRecord, FinishStatus } from '../audit/payload-schemas.js';
+import type { ApprovalChannel } from '../audit/approval-payload-schemas.js';
+import type { FinishStatus } from '../audit/call-payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { ApprovalOutcome } from '../approvals/approval-decision.js';
 import type { SessionEvent, SessionState } from '../approvals/session-state.js';
 import { approverOf, withCaller } from './caller-record.js';

@@ -1,4 +1,4 @@
-import type { FinishStatus } from '../audit/payload-schemas.js';
+import type { FinishStatus } from '../audit/call-payload-schemas.js';
 
 /** A file a run produced, kept in the call's output folder. */
 export interface RunArtifact {

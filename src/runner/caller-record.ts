@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Approver, ApprovalChannel, CallerRecord } from '../audit/payload-schemas.js';
+import type { Approver, ApprovalChannel } from '../audit/approval-payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { Config } from '../config/config-schema.js';
 import type { Caller } from '../gate/index.js';
 import type { ApprovalOutcome } from '../approvals/approval-decision.js';

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
-import { isRecordablePath } from '../audit/payload-schemas.js';
+import { isRecordablePath } from '../audit/call-payload-schemas.js';
 import { isSkillsError } from '../errors.js';
 import {
   closeNode,

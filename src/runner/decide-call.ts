@@ -1,6 +1,6 @@
 import type { CallLog } from '../audit/call-log.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
-import type { ApprovalChannel } from '../audit/payload-schemas.js';
+import type { ApprovalChannel } from '../audit/approval-payload-schemas.js';
 import { SkillsError } from '../errors.js';
 import { type ApprovalOutcome } from '../approvals/approval-decision.js';
 import { refusalMessage, type UnseenAnswer } from '../approvals/refusal-message.js';

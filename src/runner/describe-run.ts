@@ -1,5 +1,5 @@
 import { explainMissing, findMissing } from '../envs/explain-missing.js';
-import type { FinishStatus } from '../audit/payload-schemas.js';
+import type { FinishStatus } from '../audit/call-payload-schemas.js';
 import { quoteForDisplay as quoted } from '../escape-for-display.js';
 import type { CallResult } from './call-result.js';
 import type { LeftOut } from './collect-output.js';

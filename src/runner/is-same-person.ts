@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { CallerRecord } from '../audit/payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s, 'utf8').digest('hex');
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { CallerRecord } from '../audit/payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import { principalDigest } from '../audit/principal-digest.js';
 import { createSessionState, type SessionState } from '../approvals/session-state.js';
 import { callerRecord, withCaller } from './caller-record.js';

@@ -1,6 +1,6 @@
 import type { ApprovalOutcome } from '../approvals/approval-decision.js';
 import { passkeyCovers } from '../approvals/passkey-covers.js';
-import type { CallerRecord } from '../audit/payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { ApprovalConfig } from '../config/approval-schema.js';
 import { isFourEyesRequired } from '../gate/four-eyes-required.js';
 import { isPasskeyRequired } from '../gate/passkey-required.js';

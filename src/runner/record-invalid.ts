@@ -1,6 +1,6 @@
 import { newCallId } from '../audit/call-id.js';
 import type { CallLog } from '../audit/call-log.js';
-import type { CallerRecord } from '../audit/payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { SkillsError } from '../errors.js';
 import { checkRelativePath } from '../skills/resolve-skill-path.js';
 import { finishedEvent } from './call-events.js';

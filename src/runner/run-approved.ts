@@ -1,5 +1,5 @@
 import type { CallLog } from '../audit/call-log.js';
-import { isRecordablePath, type FinishStatus } from '../audit/payload-schemas.js';
+import { isRecordablePath, type FinishStatus } from '../audit/call-payload-schemas.js';
 import type { AppendInput } from '../audit/types.js';
 import { isStoppedRefusal } from '../audit/is-stopped-refusal.js';
 import { isSkillsError, SkillsError } from '../errors.js';

@@ -4,7 +4,7 @@ import type { Logger } from '../../log.js';
 import { assertRunsAllowed } from '../assert-runs-allowed.js';
 import type { CallLog } from '../call-log.js';
 import type { GateEvent, ReplicaLog, SharedPending } from '../replica-log.js';
-import { CallerRecordSchema } from '../payload-schemas.js';
+import { CallerRecordSchema } from '../caller-record-schema.js';
 import { closingEvents } from '../close-session.js';
 import type { EventType } from '../event-types.js';
 import type { SessionOwner } from '../is-owner-alive.js';
