@@ -16,7 +16,8 @@ import { printable } from './audit-verify.js';
 import type { CliIo, ExitCode } from './io.js';
 import { createLogger, type Logger, type LogLevel } from '../log.js';
 import { dirname } from 'node:path';
-import { recordApproverEvent, type ApproverAudit } from './record-approver-event.js';
+import type { CliAudit } from './append-cli-event.js';
+import { recordApproverEvent } from './record-approver-event.js';
 
 const ENROLL_WAIT_MS = 10 * 60_000;
 
@@ -33,7 +34,7 @@ export async function runApprovers(
   opts: {
     localBase: string;
     logLevel: LogLevel;
-    audit?: ApproverAudit | undefined;
+    audit?: CliAudit | undefined;
     /** Where the passkeys are kept; default approvers.json in the state folder. */
     store?: ApproverStore;
   },
