@@ -1,7 +1,7 @@
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { runCli } from './run-cli.js';
+import { runGit } from './run-git.js';
 
 export const MAIN = 'import json, sys\nprint(json.dumps({"from": "git", "got": json.load(sys.stdin)}))\n';
 export const skillMd = (description: string) =>
@@ -11,15 +11,7 @@ export const skillMd = (description: string) =>
 export function makeRepo(dir: string) {
   const repo = join(dir, 'origin');
   const git = (...args: string[]) =>
-    execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args], {
-      cwd: repo,
-      env: {
-        PATH: process.env.PATH ?? '/usr/bin:/bin',
-        GIT_CONFIG_GLOBAL: '/dev/null',
-        GIT_CONFIG_NOSYSTEM: '1',
-      },
-      encoding: 'utf8',
-    }).trim();
+    runGit(repo, ['-c', 'user.name=t', '-c', 'user.email=t@example.invalid', ...args]);
   mkdirSync(join(repo, 'skills', 'gitecho', 'scripts'), { recursive: true });
   git('init', '--quiet', '-b', 'main');
   const commit = (description: string): string => {

@@ -1,24 +1,13 @@
-import { readdirSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
 import { gatedServers, type GatedServer } from '../helpers/gated-server.js';
 import { textOf } from '../helpers/text-of.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { postDecision } from '../console/helpers/raw-request.js';
+import { addCanary, canaryRan } from './helpers/canary.js';
+import { callDecisions } from './helpers/call-decisions.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
-
-/** A skill whose run leaves `canary.txt` in its output folder: the file exists only if the script ran. */
-const addCanary = (fx: GatedFixture) =>
-  writeTestSkill(fx.skills, 'canary', {
-    description: 'Writes a canary file. Use in tests.',
-    script:
-      'import os\nopen(os.path.join(os.environ["SKILL_FILES_DIR"], "canary.txt"), "w").write("the canary ran")\nprint("{}")\n',
-  });
-
-const canaryRan = (fx: GatedFixture): boolean =>
-  readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
 
 const policy = (extra = '') =>
   'approval:\n  mode: ask\n  require: passkey\n  console_open_browser: false\n  console_wait_ms: 60000\n' +
@@ -32,19 +21,6 @@ function approveEveryForm(s: GatedServer): { asked: number } {
     return Promise.resolve({ action: 'accept', content: { decision: 'approved' } });
   });
   return seen;
-}
-
-/** `status:decision:reason:channel` per call, oldest first. */
-function decisions(fx: GatedFixture): string[] {
-  const a = fx.audit();
-  try {
-    return a.listCalls().map((r) => {
-      const channel = a.getCall(r.callId)?.approval?.channel ?? '-';
-      return `${r.status ?? r.state}:${r.approvalDecision ?? '-'}:${r.approvalReason ?? '-'}:${channel}`;
-    });
-  } finally {
-    a.close();
-  }
 }
 
 const PASSKEY_HELP = /requires a passkey approval[\s\S]*skills-mcp approvers enroll[\s\S]*--approval-console/;
@@ -61,7 +37,7 @@ describe('approval.require: passkey', () => {
     expect(seen.asked).toBe(0);
     expect(canaryRan(s.fx)).toBe(false);
     await s.c.close();
-    expect(decisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
+    expect(callDecisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
   }, 60_000);
 
   it('refuses before asking anyone when the console runs but no passkey is enrolled', async () => {
@@ -78,7 +54,7 @@ describe('approval.require: passkey', () => {
     expect(await pendingLinks(consoleBase(s.fx.auditPath))).toEqual([]);
     expect(canaryRan(s.fx)).toBe(false);
     await s.c.close();
-    expect(decisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
+    expect(callDecisions(s.fx)).toEqual(['denied:denied:passkey_required:none']);
   }, 60_000);
 
   it('still asks in the client form a call outside a scoped requirement', async () => {
@@ -136,7 +112,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
       expect(seen.asked).toBe(0);
       expect(canaryRan(s.fx)).toBe(true);
       await s.c.close();
-      expect(decisions(s.fx)).toEqual(['ok:approved:user:console']);
+      expect(callDecisions(s.fx)).toEqual(['ok:approved:user:console']);
     } finally {
       await context.close();
     }
@@ -149,7 +125,7 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
       expect(posted.status).toBe(403);
       expect(seen.asked).toBe(0);
       expect(canaryRan(s.fx)).toBe(false);
-      expect(decisions(s.fx)).toEqual(['requested:-:-:console']);
+      expect(callDecisions(s.fx)).toEqual(['requested:-:-:console']);
     } finally {
       await context.close();
     }

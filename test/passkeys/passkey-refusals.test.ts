@@ -1,25 +1,14 @@
-import { mkdirSync, readdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page, Route } from 'playwright-core';
 import { afterEach, describe, expect, it } from 'vitest';
-import { writeTestSkill, type GatedFixture } from '../helpers/gated-fixture.js';
 import { HAS_CHROMIUM, sharedChromium, DESKTOP } from '../console/helpers/browser.js';
 import { consoleServers, type ConsoleServer } from '../console/helpers/console-server.js';
+import { addCanary, canaryRan } from './helpers/canary.js';
 import { enrollWith, pageWithPasskey, type InPage } from './helpers/passkey-browser.js';
 
 /** Where the passkey pages are saved for a person to look at. */
 const SHOTS = join(process.env.CI_ARTIFACTS ?? '/tmp/ci-artifacts', 'passkeys');
-
-/** A skill whose run leaves `canary.txt` in its output folder: the file exists only if the script ran. */
-const addCanary = (fx: GatedFixture) =>
-  writeTestSkill(fx.skills, 'canary', {
-    description: 'Writes a canary file. Use in tests.',
-    script:
-      'import os\nopen(os.path.join(os.environ["SKILL_FILES_DIR"], "canary.txt"), "w").write("the canary ran")\nprint("{}")\n',
-  });
-
-const canaryRan = (fx: GatedFixture): boolean =>
-  readdirSync(fx.dir, { recursive: true, encoding: 'utf8' }).some((p) => p.endsWith('canary.txt'));
 
 /** Flips one bit of the byte at `at` of a base64url string. */
 function flipByte(b64u: string, at: number): string {

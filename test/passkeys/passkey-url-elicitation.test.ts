@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest';
-import type { GatedFixture } from '../helpers/gated-fixture.js';
 import { gatedServers, type GatedServer, type GatedServerOptions } from '../helpers/gated-server.js';
 import { runCli } from '../helpers/run-cli.js';
 import type { Era } from '../helpers/stdio-client.js';
@@ -9,6 +8,7 @@ import { DESKTOP, HAS_CHROMIUM, sharedChromium } from '../console/helpers/browse
 import { consoleBase, pendingLinks } from '../console/helpers/console-server.js';
 import { rawRequest } from '../console/helpers/raw-request.js';
 import { addCanary, canaryRan } from './helpers/canary.js';
+import { callDecisions } from './helpers/call-decisions.js';
 import { enrollWith, pageWithPasskey } from './helpers/passkey-browser.js';
 
 const POLICY =
@@ -17,19 +17,6 @@ const POLICY =
 
 /** What Codex declares: both elicitation modes. */
 const URL_CLIENT = { elicitation: { form: {}, url: {} } };
-
-/** `status:decision:reason:channel` per call, oldest first. */
-function decisions(fx: GatedFixture): string[] {
-  const a = fx.audit();
-  try {
-    return a.listCalls().map((r) => {
-      const channel = a.getCall(r.callId)?.approval?.channel ?? '-';
-      return `${r.status ?? r.state}:${r.approvalDecision ?? '-'}:${r.approvalReason ?? '-'}:${channel}`;
-    });
-  } finally {
-    a.close();
-  }
-}
 
 /** The payloads of the events of `type`, from `audit export`. */
 function payloads(auditPath: string, type: string): Record<string, unknown>[] {
@@ -121,7 +108,7 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
             'elicitation/complete',
           );
         await s.c.close();
-        expect(decisions(s.fx)).toEqual(['ok:approved:user:console']);
+        expect(callDecisions(s.fx)).toEqual(['ok:approved:user:console']);
         expect(payloads(s.fx.auditPath, 'approval_requested')).toEqual([
           expect.objectContaining({ channel: 'console', url_elicitation: true }),
         ]);
@@ -153,7 +140,7 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
         expect(known.status).toBe(200);
         expect(known.body).toBe(unknown.body);
         expect(canaryRan(s.fx)).toBe(false);
-        expect(decisions(s.fx)).toEqual(['requested:-:-:console']);
+        expect(callDecisions(s.fx)).toEqual(['requested:-:-:console']);
         expect(await pendingLinks(consoleBase(s.fx.auditPath))).toHaveLength(1);
       } finally {
         await other.close();
@@ -196,7 +183,7 @@ describe.skipIf(!HAS_CHROMIUM).each<Era>(['legacy', 'auto'])(
         expect(await pendingLinks(consoleBase(s.fx.auditPath))).toEqual([]);
         await s.c.close();
         // Recorded as the client's answer: declined, or answered unseen when it came faster than a person reads.
-        expect(decisions(s.fx)).toEqual([
+        expect(callDecisions(s.fx)).toEqual([
           expect.stringMatching(/^denied:denied:(declined|answered_unseen):/),
         ]);
         expect(payloads(s.fx.auditPath, 'approval_decided')).toEqual([

@@ -16,6 +16,7 @@ import { gitSourceCase, MAIN, pinned, skillMd } from '../helpers/git-source-case
 import { connectStdio } from '../helpers/stdio-client.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { runCli } from '../helpers/run-cli.js';
+import { runGit } from '../helpers/run-git.js';
 import { builtCli, tempDir } from '../helpers/temp-dir.js';
 import { textOf } from '../helpers/text-of.js';
 
@@ -26,15 +27,7 @@ afterAll(t.cleanup);
 
 /** git run on a checkout as someone with write access to the state folder would. */
 const inCheckout = (checkout: string, ...args: string[]) =>
-  execFileSync('git', [`--git-dir=${join(checkout, '.git')}`, `--work-tree=${checkout}`, ...args], {
-    cwd: checkout,
-    env: {
-      PATH: process.env.PATH ?? '/usr/bin:/bin',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_CONFIG_NOSYSTEM: '1',
-    },
-    encoding: 'utf8',
-  }).trim();
+  runGit(checkout, [`--git-dir=${join(checkout, '.git')}`, `--work-tree=${checkout}`, ...args]);
 
 /** Commits a tree made by hand (names git's own add would refuse) on top of the repository's main. */
 function commitTree(s: ReturnType<typeof setup>, entries: string): string {

@@ -6,6 +6,7 @@ import { consoleBase } from '../console/helpers/console-server.js';
 import { approvalLink } from '../team/helpers/shared-audit.js';
 import { waitFor } from '../helpers/wait-for.js';
 import { consoleConfig, echo, formlessClient, type ToolResult } from './helpers/formless-client.js';
+import { createAskedCall } from './helpers/create-asked-call.js';
 import { startTeam, type Team } from './helpers/team.js';
 
 // Two real server processes on one PostgreSQL log, each with its approval console. A 2025-era client that cannot
@@ -22,20 +23,8 @@ const textOf = (r: ToolResult) =>
 /** A replica's console link, as its person gets it: `skills-mcp console` with that replica's state folder. */
 const consoleOf = (name: string) => consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome(name) });
 
-const seen = new Set<string>();
 /** The call id of the next approval asked (calls are made one after the other). */
-const askedCall = () =>
-  waitFor(
-    async () => {
-      const asked = (await team.events()).find(
-        (e) => e.type === 'approval_requested' && !seen.has(e.call_id!),
-      );
-      if (asked !== undefined) seen.add(asked.call_id!);
-      return asked?.call_id ?? undefined;
-    },
-    15_000,
-    'the approval to be asked',
-  );
+const askedCall = createAskedCall(() => team.events());
 
 /** How many shared views of `callId` the database holds. */
 const viewRows = (callId: string) =>

@@ -6,9 +6,9 @@ import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase } from '../console/helpers/console-server.js';
 import { enrollWith, pageWithPasskey } from '../passkeys/helpers/passkey-browser.js';
 import { runCli } from '../helpers/run-cli.js';
-import { waitFor } from '../helpers/wait-for.js';
 import { approvalLink } from '../team/helpers/shared-audit.js';
 import { consoleConfig, echo, formlessClient, type ToolResult } from './helpers/formless-client.js';
+import { createAskedCall } from './helpers/create-asked-call.js';
 import { startTeam, type Team } from './helpers/team.js';
 
 // Two real server processes on one PostgreSQL database, each with its approval console, every call needing a
@@ -25,20 +25,8 @@ const consoleOf = (name: string) => consoleBase(team.db.writerUrl, { XDG_STATE_H
 /** The CLI's environment: the writer's password, and a state folder of its own (no replica's). */
 const pgEnv = () => ({ PGPASSWORD: team.db.writer.password, XDG_STATE_HOME: team.stateHome('cli') });
 
-const seen = new Set<string>();
 /** The call id of the next approval asked (calls are made one after the other). */
-const askedCall = () =>
-  waitFor(
-    async () => {
-      const asked = (await team.events()).find(
-        (e) => e.type === 'approval_requested' && !seen.has(e.call_id!),
-      );
-      if (asked !== undefined) seen.add(asked.call_id!);
-      return asked?.call_id ?? undefined;
-    },
-    15_000,
-    'the approval to be asked',
-  );
+const askedCall = createAskedCall(() => team.events());
 
 const decidedOf = (ev: ExportedEvent[], callId: string) =>
   ev.find((e) => e.call_id === callId && e.type === 'approval_decided');
