@@ -208,10 +208,11 @@ export async function executeBwrap(
     const begin = (opts.ready ?? Promise.resolve()).then(() => {
       if (opts.signal?.aborted === true) throw calledOff;
     });
+    const startByte = begin.then(() => START_BYTE);
     const running = launcher.child.start({
       data: new Map<number, Uint8Array | Promise<Uint8Array>>([
         ...data,
-        [FD.start, begin.then(() => START_BYTE)],
+        [FD.start, startByte],
         [FD.go, gate],
       ]),
       read: new Map([
@@ -219,7 +220,9 @@ export async function executeBwrap(
         [FD.ready, () => go(GATE_GO)],
       ]),
       begin,
-      ...(plan.stdin === undefined ? {} : { stdin: plan.stdin }),
+      // stdin last, after the start byte (its bytes come a turn after that byte's, which are written as they come):
+      // a run called off never gets its input, and the launcher's stdin having been read means it may start.
+      stdin: startByte.then(() => plan.stdin ?? new Uint8Array()),
       wallTimeMs: plan.limits.wallTimeMs,
       maxOutputBytes: plan.limits.maxOutputBytes,
       ...(opts.signal === undefined ? {} : { signal: opts.signal }),

@@ -27,7 +27,8 @@ export interface StartSpec {
    * promise) are written when they come; the pipe is closed without them if the child exits first.
    */
   data?: ReadonlyMap<number, Uint8Array | Promise<Uint8Array>>;
-  stdin?: Uint8Array;
+  /** Bytes written to stdin, then closed; like `data`'s, bytes still to come are written when they come. */
+  stdin?: Uint8Array | Promise<Uint8Array>;
   wallTimeMs: number;
   maxOutputBytes: number;
   signal?: AbortSignal;
@@ -105,19 +106,19 @@ export function prepareChild(spec: PrepareSpec, deps: ChildDeps = {}): PreparedC
     if (bytes !== undefined && bytes.length > 0) w.write(bytes);
     w.end();
   };
-  const closeInputs = (data?: StartSpec['data'], stdin?: Uint8Array) => {
+  const feedWhenReady = (w: Writable | null | undefined, bytes?: Uint8Array | Promise<Uint8Array>) => {
+    if (!(bytes instanceof Promise)) return feed(w, bytes);
+    bytes.then(
+      (b) => feed(w, b),
+      () => feed(w),
+    );
+    child.once('exit', () => feed(w));
+  };
+  const closeInputs = (data?: StartSpec['data'], stdin?: StartSpec['stdin']) => {
     extras.forEach((e, i) => {
-      if (e !== 'pipe') return;
-      const w = writable(3 + i);
-      const bytes = data?.get(3 + i);
-      if (!(bytes instanceof Promise)) return feed(w, bytes);
-      bytes.then(
-        (b) => feed(w, b),
-        () => feed(w),
-      );
-      child.once('exit', () => feed(w));
+      if (e === 'pipe') feedWhenReady(writable(3 + i), data?.get(3 + i));
     });
-    feed(child.stdin, stdin);
+    feedWhenReady(child.stdin, stdin);
   };
 
   return {

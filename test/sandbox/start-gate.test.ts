@@ -122,8 +122,9 @@ describe.skipIf(!isLinux)("the sandbox's start gate", () => {
         );
 
         const call = c.client.callTool({ name: 'sleeper', arguments: { seconds } }).catch(() => undefined);
-        // Once the run is recorded as started, the server hands the launcher its run, stdin last: the `cat` that
-        // feeds the launcher's stdin from the server reads it then and ends, though the launcher itself is stopped.
+        // Once the run is recorded as started, the server writes the launcher's start byte, then its stdin: the `cat`
+        // that feeds the launcher's stdin from the server reads it then and ends, though the launcher itself is
+        // stopped. Its read is the sign that the start byte is there.
         await waitFor(() => startedCalls(f.audit) === 2, 20_000, 'the second run recorded as started');
         await waitFor(
           () =>
