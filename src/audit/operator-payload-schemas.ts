@@ -4,17 +4,14 @@ import { z } from 'zod';
 
 const B64URL = /^[A-Za-z0-9_-]+$/;
 const CredentialId = z.string().min(1).max(1400).regex(B64URL).describe('WebAuthn credential id (base64url)');
+/** A credential's public key as COSE, base64url. */
+const CoseKey = z.string().min(1).max(4096).regex(B64URL);
 
 export const ApproverEnrolledPayloadSchema = z.strictObject({
   credential_id: CredentialId,
-  public_key: z
-    .string()
-    .min(1)
-    .max(4096)
-    .regex(B64URL)
-    .describe(
-      "The credential's public key as COSE (base64url): what `audit verify` checks its assertions with",
-    ),
+  public_key: CoseKey.describe(
+    "The credential's public key as COSE (base64url): what `audit verify` checks its assertions with",
+  ),
   name: z.string().min(1).max(100).describe('Who or which device it is, as given at enrolment'),
   subject: z
     .string()
@@ -27,12 +24,7 @@ export const ApproverEnrolledPayloadSchema = z.strictObject({
 
 export const ApproverRemovedPayloadSchema = z.strictObject({
   credential_id: CredentialId,
-  public_key: z
-    .string()
-    .min(1)
-    .max(4096)
-    .regex(B64URL)
-    .describe("The removed credential's public key (COSE, base64url)"),
+  public_key: CoseKey.describe("The removed credential's public key (COSE, base64url)"),
   name: z.string().min(1).max(100).describe('Its name, as given at enrolment'),
   subject: z.string().min(1).max(256).optional().describe('Its subject, as given at enrolment'),
   removed_at: z.string().max(40).describe('When it was removed (ISO 8601)'),
