@@ -24,8 +24,8 @@ const CONSOLE_ORIGIN = /^http:\/\/localhost:\d{1,5}$/;
 const FLAG_UP = 0x01;
 const FLAG_UV = 0x04;
 
-/** The enrolment in force for `credentialId` at `eventId`: enrolled before it and not removed since. */
-function enrolmentAt(changes: readonly CredentialChange[], credentialId: string, eventId: number) {
+/** The enrolment in force for `credentialId` at `eventId` (Infinity: the log's end): enrolled before it, not removed since. */
+export function enrolmentAt(changes: readonly CredentialChange[], credentialId: string, eventId: number) {
   let current: CredentialChange | undefined;
   let removed: CredentialChange | undefined;
   for (const c of changes) {
