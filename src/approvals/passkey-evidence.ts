@@ -38,6 +38,22 @@ export const PasskeyEvidenceSchema = z
     ),
     challenge: PasskeyChallengeInputsSchema.describe('What the challenge binds (it is their digest)'),
     person: PasskeyPersonSchema.optional(),
+    console_origin: z
+      .string()
+      .max(32)
+      .regex(/^http:\/\/localhost:\d{1,5}$/)
+      .optional()
+      .describe(
+        "The approval console's origin (http://localhost:PORT) the assertion was verified against: `audit verify` " +
+          "requires the assertion's origin to be this one (absent in logs from before it was recorded)",
+      ),
+    four_eyes: z
+      .literal(true)
+      .optional()
+      .describe(
+        'The call needed four eyes (`approval.require.four_eyes`): `audit verify` requires the enrolled person ' +
+          '(with a subject) in the evidence and as the approver',
+      ),
   })
   .describe('The passkey assertion that approved the call');
 

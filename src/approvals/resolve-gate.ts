@@ -43,14 +43,16 @@ export interface GateInput {
  * Order: an aborted session refuses everything; a policy deny refuses; without an approver and
  * `fallback: deny` nothing runs (fail closed); a policy allow runs; then a session grant runs (`cached`),
  * a tripped loop guard refuses, and the rest is asked, or refused (`no_approver`) when no one can be asked.
- * A call that needs a passkey and is not allowed by a rule or a session grant is asked only in a console with an
- * enrolled passkey: elsewhere it moves there, and without one it is refused (`passkey_required`) before anyone is
+ * A call that needs a passkey (or four eyes) is never run on a session grant ("Approve for this session" covers
+ * only calls that need neither): unless a rule allows it, it is asked only in a console with an enrolled passkey: elsewhere it moves there, and without one it is refused (`passkey_required`) before anyone is
  * asked. A call that needs four eyes and has no signed-in caller is refused (`four_eyes_required`) likewise: no one
  * can be told apart from the caller.
  */
 export function resolveGate(input: GateInput): GateOutcome {
   const { policy, session, approvalKey, canAsk, config, passkey, fourEyes } = input;
-  const check = session.check(approvalKey);
+  // A call that needs a passkey (or four eyes) is never covered by a session grant: each needs its own assertion.
+  const granted = session.check(approvalKey);
+  const check = granted === 'cached' && (passkey !== undefined || fourEyes !== undefined) ? 'ask' : granted;
   if (check === 'session_aborted') return refuse('session_aborted');
   if (policy.decision === 'deny') return refuse('rules');
   const needsPerson = policy.decision !== 'allow' && check !== 'cached';

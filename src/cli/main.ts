@@ -89,8 +89,8 @@ export async function main(argv: string[], io: CliIo, stdin: NodeJS.ReadableStre
         const loaded = resolveConfig(io, defined({ audit }), config);
         if (loaded === undefined) return 2;
         const { runApprovers } = await import('./approvers.js');
-        // Enrolments go in the SQLite audit log the server writes (a PostgreSQL log does not record them yet); with a
-        // PostgreSQL log the passkeys are kept in its database, for every replica.
+        // Enrolments are events of the audit log the server writes: in SQLite, recorded here before approvers.json
+        // changes; in PostgreSQL, by its approvers table's store, in the transaction that changes the table.
         const c = loaded.config;
         const auditPath = resolveAuditPath(c, io);
         const localBase = resolveLocalBase(c, io);

@@ -1,4 +1,5 @@
 import { readApprovers, writeApprovers, type ApproverCredential } from './approvers-file.js';
+import { withApproversLock } from './with-approvers-lock.js';
 
 /**
  * Where the enrolled passkeys are kept: `<state>/approvers.json` for one server, a table of the shared PostgreSQL
@@ -15,24 +16,31 @@ export interface ApproverStore {
   setCounter(id: string, counter: number): Promise<void>;
 }
 
-/** The file store of one server's state folder. */
+/**
+ * The file store of one server's state folder. Every change is a read-modify-write of approvers.json under its lock
+ * (`withApproversLock`), whichever process makes it: a signature counter's update cannot bring back a passkey
+ * `approvers remove` removed meanwhile.
+ */
 export function fileApproverStore(stateDir: string): ApproverStore {
   const read = () => Promise.resolve().then(() => readApprovers(stateDir));
+  const change = (edit: (all: ApproverCredential[]) => ApproverCredential[] | undefined) =>
+    withApproversLock(stateDir, () => {
+      const next = edit(readApprovers(stateDir));
+      if (next !== undefined) writeApprovers(stateDir, next);
+      return next !== undefined;
+    });
   return {
     where: `${stateDir}/approvers.json`,
     list: read,
-    add: async (c) => writeApprovers(stateDir, [...(await read()), c]),
-    async remove(id) {
-      const all = await read();
-      const rest = all.filter((a) => a.id !== id);
-      if (rest.length === all.length) return false;
-      writeApprovers(stateDir, rest);
-      return true;
-    },
+    add: async (c) => void (await change((all) => [...all, c])),
+    remove: (id) =>
+      change((all) => {
+        const rest = all.filter((a) => a.id !== id);
+        return rest.length === all.length ? undefined : rest;
+      }),
     setCounter: async (id, counter) =>
-      writeApprovers(
-        stateDir,
-        (await read()).map((a) => (a.id === id ? { ...a, counter } : a)),
-      ),
+      void (await change((all) =>
+        all.some((a) => a.id === id) ? all.map((a) => (a.id === id ? { ...a, counter } : a)) : undefined,
+      )),
   };
 }

@@ -106,6 +106,7 @@ export function createConsolePasskeys(opts: {
         name: credential.label,
         ...(credential.subject === undefined ? {} : { subject: credential.subject }),
       },
+      console_origin: origin,
     };
   };
 

@@ -24,8 +24,8 @@ const CONSOLE_ORIGIN = /^http:\/\/localhost:\d{1,5}$/;
 const FLAG_UP = 0x01;
 const FLAG_UV = 0x04;
 
-/** The enrolment in force for `credentialId` at `eventId`: enrolled before it and not removed since. */
-function enrolmentAt(changes: readonly CredentialChange[], credentialId: string, eventId: number) {
+/** The enrolment in force for `credentialId` at `eventId` (Infinity: the log's end): enrolled before it, not removed since. */
+export function enrolmentAt(changes: readonly CredentialChange[], credentialId: string, eventId: number) {
   let current: CredentialChange | undefined;
   let removed: CredentialChange | undefined;
   for (const c of changes) {
@@ -65,7 +65,8 @@ function personMismatch(person: PasskeyEvidence['person'], enrolment: Credential
  * Checks every passkey approval in `records` offline, in log order: the credential was enrolled in the log before the
  * decision and not removed since, and the person the approval names (name, subject; in its passkey evidence and as its approver) is that enrolment's; the challenge is recomputed from the call's own approval key, bundle and input
  * digests and the decision recorded; the signature verifies with the public key the enrolment recorded, over
- * authenticatorData ‖ sha256(clientDataJSON); the origin is the console's (`http://localhost:PORT`), the RP id
+ * authenticatorData ‖ sha256(clientDataJSON); the origin is the console's (`http://localhost:PORT`; exactly the one
+ * the evidence records as the console's, when it records one), a four-eyes approval names its person, the RP id
  * `localhost`, the user was verified; a credential's signature counter only grows (when it keeps one).
  */
 export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<PasskeyCheck> {
@@ -91,6 +92,15 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
       );
       continue;
     }
+    if (
+      ev.four_eyes === true &&
+      (ev.person?.subject === undefined || a.approverPerson?.subject === undefined)
+    ) {
+      fail(
+        'the call needed four eyes, and the approval names no enrolled person (with a subject) as its approver',
+      );
+      continue;
+    }
     const named = personMismatch(ev.person, current) ?? personMismatch(a.approverPerson, current);
     if (named !== undefined) {
       fail(named);
@@ -107,6 +117,10 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
     }
     if (typeof origin !== 'string' || !CONSOLE_ORIGIN.test(origin)) {
       fail(`it was made on ${JSON.stringify(origin)}, not the approval console (http://localhost:PORT)`);
+      continue;
+    }
+    if (ev.console_origin !== undefined && origin !== ev.console_origin) {
+      fail(`it was made on ${origin}, the approval console was at ${ev.console_origin}`);
       continue;
     }
     const authData = Buffer.from(ev.authenticator_data_b64, 'base64url');

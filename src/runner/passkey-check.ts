@@ -39,7 +39,12 @@ export function checkPasskey(
     decision: outcome.decision,
   };
   if (!passkeyCovers(outcome.passkey, binding)) return { decision: 'denied', reason: 'passkey_required' };
-  return needsFourEyes(config, call) ? checkFourEyes(outcome, caller) : outcome;
+  if (!needsFourEyes(config, call)) return outcome;
+  // Recorded with the evidence, so that `audit verify` holds the approval to four eyes too.
+  const checked = checkFourEyes(outcome, caller);
+  return checked === outcome && outcome.passkey !== undefined
+    ? { ...outcome, passkey: { ...outcome.passkey, four_eyes: true } }
+    : checked;
 }
 
 /**

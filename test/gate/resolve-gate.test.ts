@@ -41,7 +41,7 @@ describe('resolveGate', () => {
     },
   );
 
-  it('refuses a four-eyes call without a signed-in caller before asking, unless a rule or grant runs it', () => {
+  it('refuses a four-eyes call without a signed-in caller before asking, unless a rule runs it (a session grant does not)', () => {
     const fourEyes = (policy: PolicyAction, check: SessionCheck, signedIn: boolean) =>
       resolveGate({
         policy: { decision: policy },
@@ -58,7 +58,23 @@ describe('resolveGate', () => {
     });
     expect(fourEyes('ask', 'ask', true)).toEqual({ action: 'ask' });
     expect(fourEyes('allow', 'ask', false).action).toBe('run');
-    expect(fourEyes('ask', 'cached', false).action).toBe('run');
+    expect(fourEyes('ask', 'cached', false)).toMatchObject({ outcome: { reason: 'four_eyes_required' } });
+    expect(fourEyes('ask', 'cached', true)).toEqual({ action: 'ask' });
     expect(fourEyes('deny', 'ask', false)).toMatchObject({ outcome: { reason: 'rules' } });
+  });
+
+  it('asks again for a call that needs a passkey although the session holds a grant for its key', () => {
+    const gate = (passkey: 'ready' | 'console' | 'missing', check: SessionCheck) =>
+      resolveGate({
+        policy: { decision: 'ask' },
+        session: { check: () => check },
+        approvalKey: 'k',
+        canAsk: true,
+        config: { fallback: 'deny' },
+        passkey,
+      });
+    expect(gate('ready', 'cached')).toEqual({ action: 'ask' });
+    expect(gate('console', 'cached')).toEqual({ action: 'console' });
+    expect(gate('missing', 'cached')).toMatchObject({ outcome: { reason: 'passkey_required' } });
   });
 });

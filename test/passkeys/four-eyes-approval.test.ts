@@ -161,6 +161,24 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
     expect(bad2.stdout + bad2.stderr).toContain(
       'the approval names "bob" (subject "alice") as the approver, the passkey\'s enrolment',
     );
+
+    // The approver person dropped from the evidence and the decision: a four-eyes approval must name it.
+    expect((decided.payload as { passkey?: { four_eyes?: unknown } }).passkey?.four_eyes).toBe(true);
+    const copy3 = copyOf(fx.auditPath, dir, 'nobody.db');
+    editPayload(
+      copy3,
+      eventId,
+      (p) => {
+        delete p.approver;
+        delete (p.passkey as { person?: unknown }).person;
+      },
+      true,
+    );
+    const bad3 = runCli(['audit', 'verify', '--audit', copy3]);
+    expect(bad3.code).toBe(1);
+    expect(bad3.stdout + bad3.stderr).toContain(
+      'the call needed four eyes, and the approval names no enrolled person (with a subject) as its approver',
+    );
   }, 120_000);
 
   it("refuses Alice's call approved with her own passkey: nothing runs, and the attempt is recorded", async () => {

@@ -125,6 +125,23 @@ describe.skipIf(!HAS_CHROMIUM)('approving in the console with a passkey', () => 
     expect(broken.text).toContain(`chain: BROKEN at event ${decided.event_id}`);
     expect(broken.text).toContain(`  ${at}: `);
 
+    // The console's origin is recorded with the assertion; the assertion made on another origin than it fails.
+    const origin = (decided.payload.passkey as { console_origin?: string }).console_origin;
+    expect(origin).toMatch(/^http:\/\/localhost:\d+$/);
+    const moved = copyOf(s.fx.auditPath, dir, 'origin.db');
+    const port = Number(new URL(origin!).port);
+    editEvidence(
+      moved,
+      decided.event_id,
+      (p) => (p.console_origin = `http://localhost:${port === 1 ? 2 : port - 1}`),
+      true,
+    );
+    const elsewhere = verify(moved);
+    expect(elsewhere.code).toBe(1);
+    expect(elsewhere.text).toContain(
+      `  ${at}: it was made on ${origin}, the approval console was at http://localhost:`,
+    );
+
     // An assertion by a credential the log never enrolled.
     const stranger = copyOf(s.fx.auditPath, dir, 'stranger.db');
     editEvidence(stranger, decided.event_id, (p) => (p.credential_id = 'bm90LWVucm9sbGVk'), true);

@@ -118,6 +118,34 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
     }
   }, 90_000);
 
+  it('asks for a passkey again on the next call after "Approve for this session": each call needs its own assertion', async () => {
+    const { s, seen, context, page, result, link } = await enrolledServer();
+    try {
+      await page.goto(link);
+      await page.getByRole('button', { name: 'Approve for this session' }).click();
+      const r = await result;
+      expect(r.isError, textOf(r)).toBeFalsy();
+      // The same call again, in the same session: it waits in the console for a passkey, it does not run.
+      const base = consoleBase(s.fx.auditPath);
+      const again = s.c.client.callTool({ name: 'canary', arguments: {} });
+      again.catch(() => undefined);
+      const second = await waitFor(
+        async () => (await pendingLinks(base))[0],
+        20_000,
+        'the second call in the console',
+      );
+      await page.goto(second);
+      await page.getByRole('button', { name: 'Approve once' }).click();
+      const r2 = await again;
+      expect(r2.isError, textOf(r2)).toBeFalsy();
+      expect(seen.asked).toBe(0);
+      await s.c.close();
+      expect(callDecisions(s.fx)).toEqual(['ok:approved_for_session:user:console', 'ok:approved:user:console']);
+    } finally {
+      await context.close();
+    }
+  }, 90_000);
+
   it('refuses an approving form post without a passkey assertion: nothing runs', async () => {
     const { s, seen, context, link } = await enrolledServer();
     try {

@@ -93,7 +93,9 @@ describe.skipIf(!HAS_CHROMIUM)('passkeys enrolled in the database shared by the 
       passkey: { credential_id: id },
     });
 
-    const removed = runCli(['approvers', 'remove', id!, '--audit', team.db.writerUrl], { env: pgEnv() });
+    const removed = runCli(['approvers', 'remove', '--audit', team.db.writerUrl, '--', id!], {
+      env: pgEnv(),
+    });
     expect(removed.code, removed.stderr).toBe(0);
     for (const replica of ['a', 'b'] as const) {
       const client = await formlessClient(urls[replica], clients);

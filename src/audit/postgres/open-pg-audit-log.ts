@@ -1,3 +1,4 @@
+import type pg from 'pg';
 import type { AnchorRecord } from '../anchor-record.js';
 import type { AuditEvent } from '../types.js';
 import { anchorPgLog, type PgAnchorOptions } from './anchor-pg-log.js';
@@ -25,8 +26,11 @@ export interface PgAuditLog {
   verify(): Promise<PgVerifyResult>;
   /** Writes a signed anchor of the head to a file outside the database, and its copy to the database. */
   anchor(o: PgAnchorOptions): Promise<AnchorRecord | undefined>;
-  /** Every event from one snapshot, in chain order, in the JSONL export shape. */
-  exportEvents(): AsyncGenerator<ExportedEvent>;
+  /**
+   * Every event from one snapshot, in chain order, in the JSONL export shape. `before` runs first inside the
+   * snapshot: it reads what must be seen together with the events.
+   */
+  exportEvents(before?: (client: pg.PoolClient) => Promise<void>): AsyncGenerator<ExportedEvent>;
   /** Closes the connections. Idempotent. */
   close(): Promise<void>;
 }
@@ -41,8 +45,8 @@ export function openPgAuditLog(o: PgPoolOptions): PgAuditLog {
     appendMany: (inputs) => appendPgEvents(pool, inputs),
     verify: () => verifyPgChain(pool),
     anchor: (a) => anchorPgLog(pool, a),
-    async *exportEvents() {
-      for await (const row of readPgEvents(pool)) yield parseRawEventRow(row);
+    async *exportEvents(before) {
+      for await (const row of readPgEvents(pool, before)) yield parseRawEventRow(row);
     },
     close: () => (closed ??= pool.end()),
   };
