@@ -6,11 +6,14 @@ import { isSkillsError } from '../errors.js';
 import { inCheckout, pathspec, pinFile } from './git-checkout.js';
 import { isInside } from './list-skill-files.js';
 import { runGit } from './run-git.js';
+import { unsafeFolder } from './unsafe-folder.js';
 
 /** What a source's checkout is: served (at `commit`, from `root`), not fetched yet, or not as it was fetched. */
 export type GitSourceState =
   | { state: 'ok'; commit: string; root: string }
   | { state: 'missing' }
+  /** Its folders could be changed by another user: not served whatever they hold. */
+  | { state: 'unsafe'; why: string }
   | { state: 'changed'; commit?: string; why: string };
 
 const PinSchema = z.strictObject({
@@ -23,10 +26,12 @@ const PinSchema = z.strictObject({
 const SHOWN = 5;
 
 /**
- * Checks a checkout without touching the network: its pin file names this URL and ref (and, for a commit id, that
+ * Checks a checkout without touching the network: its folders are the server user's alone, its pin file names this URL and ref (and, for a commit id, that
  * commit), HEAD is the pinned commit, and the files on disk, ignored ones included, hash to that commit's tree.
  */
 export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.ProcessEnv): GitSourceState {
+  const unsafe = unsafeFolder(checkout);
+  if (unsafe !== undefined) return { state: 'unsafe', why: unsafe };
   if (!existsSync(pinFile(checkout)) && !existsSync(checkout)) return { state: 'missing' };
   let pin: z.infer<typeof PinSchema>;
   try {

@@ -37,13 +37,14 @@ export function gitSourceRoots(
           label: sourceLabel(source.git, st.commit),
           verify: () => {
             const now = checkGitSource(source, checkout, env);
-            return now.state === 'ok' ? undefined : now.state === 'changed' ? now.why : 'it is gone';
+            return now.state === 'ok' ? undefined : now.state === 'missing' ? 'it is gone' : now.why;
           },
         });
       else if (st.state === 'changed')
         out.problems.push(
           `git source ${source.git}: not served: its checkout ${checkout} does not match: ${st.why}. Run \`skills-mcp sources update\` to fetch ${source.ref} again.`,
         );
+      else if (st.state === 'unsafe') out.problems.push(`git source ${source.git}: not served: ${st.why}`);
       else out.problems.push(`git source ${source.git}: not served: it was not fetched`);
     } catch (e) {
       if (!isSkillsError(e)) throw e;
