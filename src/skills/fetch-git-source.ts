@@ -62,6 +62,11 @@ export function fetchGitSource(
         source.max_bytes,
       );
     } catch (e) {
+      if (source.git.startsWith('https://') && e instanceof Error && /certificate/i.test(e.message))
+        throw refused(
+          source,
+          `its https server's certificate is not trusted (${e.message}). Set ca_file: to a PEM file of the authority that signed it`,
+        );
       if (largestPack(tmp) >= source.max_bytes)
         throw refused(
           source,

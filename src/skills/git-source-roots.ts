@@ -1,7 +1,7 @@
 import type { GitRoot } from '../config/config-schema.js';
 import type { GitSource } from '../config/git-source-schema.js';
 import { isSkillsError } from '../errors.js';
-import { checkGitSource } from './check-git-source.js';
+import { checkGitSource, createCheckCache } from './check-git-source.js';
 import { fetchGitSource } from './fetch-git-source.js';
 import { checkoutDir, sourceLabel } from './git-checkout.js';
 
@@ -31,12 +31,13 @@ export function gitSourceRoots(
         fetchGitSource(source, checkout, env);
         st = checkGitSource(source, checkout, env);
       }
+      const cache = createCheckCache();
       if (st.state === 'ok')
         out.roots.push({
           root: st.root,
           label: sourceLabel(source.git, st.commit),
           verify: () => {
-            const now = checkGitSource(source, checkout, env);
+            const now = checkGitSource(source, checkout, env, cache);
             return now.state === 'ok' ? undefined : now.state === 'missing' ? 'it is gone' : now.why;
           },
         });
