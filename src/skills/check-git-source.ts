@@ -137,21 +137,14 @@ function diskChanges(checkout: string, commit: string, env: NodeJS.ProcessEnv): 
   const scratch = mkdtempSync(`${checkout}.check-`);
   try {
     mkdirSync(join(scratch, 'objects'));
-    // The checkout's objects are not the alternates of the hashing: git would touch ("freshen") its packs, and the
-    // per-call cache would see them changed.
-    const fresh = { GIT_INDEX_FILE: join(scratch, 'index'), GIT_OBJECT_DIRECTORY: join(scratch, 'objects') };
+    const fresh = {
+      GIT_INDEX_FILE: join(scratch, 'index'),
+      GIT_OBJECT_DIRECTORY: join(scratch, 'objects'),
+      GIT_ALTERNATE_OBJECT_DIRECTORIES: objects,
+    };
     git(fresh, 'add', '--all', '--force', '--', '.');
     if (git(fresh, 'write-tree').trim() === want) return [];
-    const named = git(
-      { ...fresh, GIT_ALTERNATE_OBJECT_DIRECTORIES: objects },
-      'diff-index',
-      '--cached',
-      '--no-renames',
-      '--name-status',
-      '-z',
-      want,
-      '--',
-    )
+    const named = git(fresh, 'diff-index', '--cached', '--no-renames', '--name-status', '-z', want, '--')
       .split('\0')
       .filter((l) => l !== '');
     const changes: string[] = [];
