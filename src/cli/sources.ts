@@ -44,13 +44,17 @@ export function runSources(args: string[], io: CliIo): ExitCode {
 }
 
 const describe = (st: GitSourceState): string =>
-  st.state === 'ok' ? 'ok' : st.state === 'missing' ? 'not fetched' : `changed: ${st.why}`;
+  st.state === 'ok'
+    ? 'ok'
+    : st.state === 'missing'
+      ? 'not fetched'
+      : `${st.state === 'unsafe' ? 'unsafe' : 'changed'}: ${st.why}`;
 
 function listSources(io: CliIo, loaded: ResolvedConfig, sources: readonly GitSource[]): ExitCode {
   const dir = sourcesDir(loaded.config, io);
   const lines = sources.map((s) => {
     const st = checkGitSource(s, checkoutDir(dir, s.git), io.env);
-    const commit = st.state === 'missing' ? undefined : st.commit;
+    const commit = st.state === 'ok' || st.state === 'changed' ? st.commit : undefined;
     const at = commit === undefined || commit === s.ref ? s.ref : `${commit} (${s.ref})`;
     return [`${s.git}@${at}`, `path ${s.path}`, describe(st)].map((c) => escapeForDisplay(c)).join('  ');
   });
@@ -70,11 +74,18 @@ function updateSources(io: CliIo, loaded: ResolvedConfig, sources: readonly GitS
     done.add(s.git);
     const checkout = checkoutDir(dir, s.git);
     const before = checkGitSource(s, checkout, io.env);
+    if (before.state === 'unsafe') {
+      failed = true;
+      io.err(
+        `skills-mcp sources update: git source ${escapeForDisplay(s.git)}: ${escapeForDisplay(before.why)}\n`,
+      );
+      continue;
+    }
     if (before.state === 'ok' && before.commit === s.ref) {
       io.out(`${escapeForDisplay(s.git)}: already at ${s.ref}\n`);
       continue;
     }
-    const old = before.state === 'missing' ? null : (before.commit ?? null);
+    const old = before.state === 'changed' || before.state === 'ok' ? (before.commit ?? null) : null;
     try {
       const commit = fetchGitSource(s, checkout, io.env, (next) =>
         recordSourceUpdate(audit, {

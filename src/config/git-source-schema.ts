@@ -9,6 +9,10 @@ export const COMMIT_ID = /^[0-9a-f]{40}$/;
  */
 const ALLOWED_URL = /^(?:file:\/\/\/|https:\/\/|ssh:\/\/)[^\s\p{Cc}]+$/u;
 
+/** What a fetch may bring by default: bytes of objects (and of checked-out files), and files in the checkout. */
+export const DEFAULT_MAX_BYTES = 512 * 1024 * 1024;
+export const DEFAULT_MAX_FILES = 100_000;
+
 /** A branch or tag name git would accept, and never one that could pass for an option. */
 const REF_NAME = /^(?!-)(?!.*\.\.)[A-Za-z0-9._/-]{1,255}$/;
 
@@ -60,6 +64,30 @@ export const GitSourceSchema = z
         if (why !== undefined) ctx.addIssue({ code: 'custom', message: why });
       })
       .describe('The skills folder inside the repository, relative to its top (default: the top).'),
+    max_bytes: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_MAX_BYTES)
+      .describe(
+        'The most bytes a fetch may write, objects and checked-out files each (default 512 MiB): a larger commit is refused.',
+      ),
+    max_files: z
+      .number()
+      .int()
+      .min(1)
+      .default(DEFAULT_MAX_FILES)
+      .describe(
+        'The most files the checked-out commit may hold (default 100,000): a larger commit is refused.',
+      ),
+    ca_file: z
+      .string()
+      .min(1)
+      .refine((f) => f.startsWith('/'), 'must be an absolute path')
+      .optional()
+      .describe(
+        'A PEM file of the certificate authorities trusted for this https source (git http.sslCAInfo), in place of the system ones.',
+      ),
     allow_moving_ref: z
       .boolean()
       .default(false)

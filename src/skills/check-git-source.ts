@@ -5,12 +5,16 @@ import { COMMIT_ID, type GitSource } from '../config/git-source-schema.js';
 import { isSkillsError } from '../errors.js';
 import { inCheckout, pathspec, pinFile } from './git-checkout.js';
 import { isInside } from './list-skill-files.js';
+import { checkoutSnapshot } from './checkout-snapshot.js';
 import { runGit } from './run-git.js';
+import { unsafeFolder } from './unsafe-folder.js';
 
 /** What a source's checkout is: served (at `commit`, from `root`), not fetched yet, or not as it was fetched. */
 export type GitSourceState =
   | { state: 'ok'; commit: string; root: string }
   | { state: 'missing' }
+  /** Its folders could be changed by another user: not served whatever they hold. */
+  | { state: 'unsafe'; why: string }
   | { state: 'changed'; commit?: string; why: string };
 
 const PinSchema = z.strictObject({
@@ -23,10 +27,42 @@ const PinSchema = z.strictObject({
 const SHOWN = 5;
 
 /**
- * Checks a checkout without touching the network: its pin file names this URL and ref (and, for a commit id, that
+ * Checks a checkout without touching the network: its folders are the server user's alone, its pin file names this URL and ref (and, for a commit id, that
  * commit), HEAD is the pinned commit, and the files on disk, ignored ones included, hash to that commit's tree.
  */
-export function checkGitSource(source: GitSource, checkout: string, env: NodeJS.ProcessEnv): GitSourceState {
+export function checkGitSource(
+  source: GitSource,
+  checkout: string,
+  env: NodeJS.ProcessEnv,
+  cache?: CheckCache,
+): GitSourceState {
+  const unsafe = unsafeFolder(checkout);
+  if (unsafe !== undefined) return { state: 'unsafe', why: unsafe };
+  if (cache === undefined) return checkAfresh(source, checkout, env);
+  // Taken before the check, so a change made while it hashes shows in the next snapshot.
+  const key = snapshotKey(source, checkout, cache.now());
+  if (key !== undefined && cache.verified?.key === key) return cache.verified.state;
+  const st = checkAfresh(source, checkout, env);
+  cache.verified = key !== undefined && st.state === 'ok' ? { key, state: st } : undefined;
+  return st;
+}
+
+/** The last check of one source that passed, and the snapshot of its checkout taken before it. */
+export interface CheckCache {
+  verified?: { key: string; state: GitSourceState } | undefined;
+  /** The wall clock in nanoseconds (files changed in the two seconds before it are not taken on their lstat). */
+  now: () => bigint;
+}
+
+/** An empty cache for `checkGitSource`: one per source, kept by whoever checks it again and again. */
+export const createCheckCache = (now = () => BigInt(Date.now()) * 1_000_000n): CheckCache => ({ now });
+
+const snapshotKey = (source: GitSource, checkout: string, now: bigint): string | undefined => {
+  const snapshot = checkoutSnapshot(checkout, [pinFile(checkout)], now);
+  return snapshot === undefined ? undefined : `${source.git}\0${source.ref}\0${source.path}\0${snapshot}`;
+};
+
+function checkAfresh(source: GitSource, checkout: string, env: NodeJS.ProcessEnv): GitSourceState {
   if (!existsSync(pinFile(checkout)) && !existsSync(checkout)) return { state: 'missing' };
   let pin: z.infer<typeof PinSchema>;
   try {

@@ -1,7 +1,7 @@
 import type { GitRoot } from '../config/config-schema.js';
 import type { GitSource } from '../config/git-source-schema.js';
 import { isSkillsError } from '../errors.js';
-import { checkGitSource } from './check-git-source.js';
+import { checkGitSource, createCheckCache } from './check-git-source.js';
 import { fetchGitSource } from './fetch-git-source.js';
 import { checkoutDir, sourceLabel } from './git-checkout.js';
 
@@ -31,19 +31,21 @@ export function gitSourceRoots(
         fetchGitSource(source, checkout, env);
         st = checkGitSource(source, checkout, env);
       }
+      const cache = createCheckCache();
       if (st.state === 'ok')
         out.roots.push({
           root: st.root,
           label: sourceLabel(source.git, st.commit),
           verify: () => {
-            const now = checkGitSource(source, checkout, env);
-            return now.state === 'ok' ? undefined : now.state === 'changed' ? now.why : 'it is gone';
+            const now = checkGitSource(source, checkout, env, cache);
+            return now.state === 'ok' ? undefined : now.state === 'missing' ? 'it is gone' : now.why;
           },
         });
       else if (st.state === 'changed')
         out.problems.push(
           `git source ${source.git}: not served: its checkout ${checkout} does not match: ${st.why}. Run \`skills-mcp sources update\` to fetch ${source.ref} again.`,
         );
+      else if (st.state === 'unsafe') out.problems.push(`git source ${source.git}: not served: ${st.why}`);
       else out.problems.push(`git source ${source.git}: not served: it was not fetched`);
     } catch (e) {
       if (!isSkillsError(e)) throw e;

@@ -57,9 +57,14 @@ export function runGit(
   cwd: string,
   env: NodeJS.ProcessEnv,
   extra: Record<string, string> = {},
+  maxFileBytes?: number,
 ): string {
+  const git = ['git', ...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args];
+  // No file git writes (a fetch keeps what it receives as one pack: fetch.unpackLimit=1) grows past the limit: the
+  // kernel stops the writer (RLIMIT_FSIZE, set by util-linux's prlimit).
+  const argv = maxFileBytes === undefined ? git : ['prlimit', `--fsize=${maxFileBytes}`, '--', ...git];
   try {
-    return execFileSync('git', [...SAFE_CONFIG.flatMap((c) => ['-c', c]), ...args], {
+    return execFileSync(argv[0]!, argv.slice(1), {
       cwd,
       env: { ...gitEnv(env), ...extra },
       encoding: 'utf8',
@@ -78,7 +83,7 @@ export function runGit(
             .join(' / ')
         : '';
     // The command, not the options naming the checkout before it.
-    const command = args.find((a) => !a.startsWith('-')) ?? '';
+    const command = args.find((a, i) => !a.startsWith('-') && args[i - 1] !== '-c') ?? '';
     throw new SkillsError('SOURCE_INVALID', `git ${command} failed${said === '' ? '' : `: ${said}`}`, {
       cause: e,
       hint: 'Check that git is installed and the URL and commit are right.',

@@ -25,7 +25,7 @@ export function servedRoots(
         ok.add(st.root);
         continue;
       }
-      why = st.state === 'changed' ? st.why : 'it is gone';
+      why = st.state === 'missing' ? 'it is gone' : st.why;
     } catch (e) {
       why = `it cannot be checked (${e instanceof Error ? e.message : String(e)})`;
     }

@@ -6,6 +6,8 @@ import {
   existsSync,
   mkdirSync,
   readFileSync,
+  readdirSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -73,6 +75,14 @@ describe('pinned git sources under attack', () => {
     const checkout = s.checkout();
     const tampered = s.commit('Forged content.');
     const objects = (dir: string) => join(dir, '.git', 'objects');
+    // The fetch kept its objects as one pack: unpacked into loose objects, as an attacker may.
+    const packs = join(objects(checkout), 'pack');
+    for (const name of readdirSync(packs).filter((n) => n.endsWith('.pack'))) {
+      const pack = readFileSync(join(packs, name));
+      rmSync(join(packs, name));
+      rmSync(join(packs, name.replace(/\.pack$/, '.idx')));
+      execFileSync('git', [`--git-dir=${join(checkout, '.git')}`, 'unpack-objects', '-q'], { input: pack });
+    }
     // Every object of the origin, then the pinned root tree's file replaced by the tampered commit's root tree.
     cpSync(objects(s.repo), objects(checkout), { recursive: true, force: false });
     const loose = (dir: string, id: string) => join(objects(dir), id.slice(0, 2), id.slice(2));

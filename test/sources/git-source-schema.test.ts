@@ -72,6 +72,13 @@ describe('the git entries of skills:', () => {
   it('keeps folders in skills and sets the git entries apart', () => {
     const config = ConfigSchema.parse({ skills: ['./mine', entry({ path: 'skills' })] });
     expect(config.skills).toEqual(['./mine']);
-    expect(config.git_sources).toEqual([{ ...entry({ path: 'skills' }), allow_moving_ref: false }]);
+    expect(config.git_sources).toEqual([
+      {
+        ...entry({ path: 'skills' }),
+        allow_moving_ref: false,
+        max_bytes: 512 * 1024 * 1024,
+        max_files: 100_000,
+      },
+    ]);
   });
 });
