@@ -179,7 +179,11 @@ export function createSkillsServer(deps: ServerDeps): SkillsServer {
       const initialized = server.server.oninitialized;
       server.server.oninitialized = () => {
         initialized?.();
-        setTimeout(() => void runner.prepareRuns().catch(() => undefined), PREPARE_RUNS_DELAY_MS).unref();
+        const ahead = { info: session, open: () => live.has(l) };
+        setTimeout(
+          () => void runner.prepareRuns(ahead).catch(() => undefined),
+          PREPARE_RUNS_DELAY_MS,
+        ).unref();
       };
     }
     live.add(l);

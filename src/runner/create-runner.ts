@@ -6,10 +6,11 @@ import { createDecisions } from './decide-call.js';
 import { createReplicas } from './replicas/create-replicas.js';
 import type { Replicas } from './replicas/replicas.js';
 import { createRunnerCore } from './runner-core.js';
-import type { Runner, RunnerDeps } from './runner-types.js';
+import type { PreparedSession, Runner, RunnerDeps } from './runner-types.js';
 import { prepareRuns } from './prepare-runs.js';
 import type { SessionInfo } from './session.js';
 import { removeSessionFolder } from './session-folder.js';
+import { warmFirstCalls } from './warm-first-calls.js';
 
 /**
  * The gated call pipeline (see docs/architecture.md): every audit event is durable before the step it records.
@@ -63,9 +64,21 @@ export function createRunner(deps: RunnerDeps): Runner {
   };
 
   let prepared: Promise<void> | undefined;
+  const prepare = () =>
+    (prepared ??= prepareRuns(deps)
+      .then(() => warmFirstCalls(deps, core.caches))
+      .then((skills) => log.info({ skills }, 'first calls prepared')));
+  /** The session's first record, ahead of its first call (a session that ended meanwhile is left alone). */
+  const startSession = async ({ info, open }: PreparedSession) => {
+    await deps.audit();
+    if (open()) await sessions.get(info);
+  };
   return {
     entryInput: core.caches.entryInput,
-    prepareRuns: () => (prepared ??= prepareRuns(deps)),
+    prepareRuns: async (session) => {
+      const started = session === undefined ? undefined : startSession(session).catch(() => undefined);
+      await Promise.all([prepare(), started]);
+    },
     begin: (req, ctx) => forgetIfEnded(req.session, () => begin(req, ctx)),
     pendingView: (callId) => {
       const p = pending.get(callId);

@@ -36,7 +36,7 @@ export function createLazyRunner(load: () => Promise<Runner>): Runner {
       if (e === undefined) entries.set(key, (e = entryInputOf(skill)));
       return e;
     },
-    prepareRuns: async () => (await get()).prepareRuns(),
+    prepareRuns: async (session) => (await get()).prepareRuns(session),
     begin: async (req, ctx) => (await get()).begin(req, ctx),
     resume: async (callId, session, answer, ctx, retry) =>
       (await get()).resume(callId, session, answer, ctx, retry),

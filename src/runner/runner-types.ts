@@ -111,14 +111,23 @@ export type DecidedElsewhere = (
   d: { decision: ApprovalDecision; result?: CallResult },
 ) => void;
 
+/** A connected session whose audit record may be started ahead of its first call (`Runner.prepareRuns`). */
+export interface PreparedSession {
+  info: SessionInfo;
+  /** Still connected: a session that ended meanwhile is not started. */
+  open: () => boolean;
+}
+
 export interface Runner {
   /** The input schema of an executable skill's tool (frontmatter → argparse → free-form). */
   entryInput(skill: Skill): EntryInput;
   /**
-   * Gets the first run ready ahead of it (audit log, sandbox probe, interpreters: see `prepare-runs.ts`), so the
-   * first call of a session costs what the others do. Started once the server serves; idempotent; never rejects.
+   * Gets the first run ready ahead of it (audit log, sandbox probe, interpreters: see `prepare-runs.ts`; the first
+   * executable skills' caches and copies: `warm-first-calls.ts`), so the first call of a session costs what the
+   * others do. With `session`, also starts that session's audit record, unless `open()` says the client is gone by
+   * then. Started once the server serves; idempotent; never rejects.
    */
-  prepareRuns(): Promise<void>;
+  prepareRuns(session?: PreparedSession): Promise<void>;
   /** Stages 1–4: records the request and policy, then runs, refuses, or asks for approval. */
   begin(req: CallRequest, ctx: CallContext): Promise<Begin>;
   /**

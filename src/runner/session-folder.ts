@@ -45,6 +45,16 @@ export const sessionFolderName = (info: Pick<SessionInfo, 'id' | 'principal'>): 
 export const sessionFolderPath = (runsDir: string, info: Pick<SessionInfo, 'id' | 'principal'>): string =>
   join(runsDir, SESSIONS_FOLDER, sessionFolderName(info));
 
+/** Makes (or finds) the folder the sessions' folders are in: mode 711, a real folder. */
+export function prepareSessionsParent(runsDir: string): string {
+  const parent = join(runsDir, SESSIONS_FOLDER);
+  mkdirSync(parent, { recursive: true, mode: 0o711 });
+  // Whatever the umask: the sandbox user (as root, uid 65534) must pass through to its own folder.
+  if ((lstatSync(parent).mode & 0o777) !== 0o711) chmodSync(parent, 0o711);
+  folderIdOf(parent);
+  return parent;
+}
+
 /**
  * Makes the session's folder (mode 700, owned by the sandbox user when the server runs as root) or finds it, and
  * marks it used now (what the prune of leftovers goes by). Refuses a path that is not a real folder.
@@ -54,11 +64,7 @@ export function prepareSessionFolder(
   info: Pick<SessionInfo, 'id' | 'principal'>,
   owner?: { uid: number; gid: number },
 ): string {
-  const parent = join(runsDir, SESSIONS_FOLDER);
-  mkdirSync(parent, { recursive: true, mode: 0o711 });
-  // Whatever the umask: the sandbox user (as root, uid 65534) must pass through to its own folder.
-  if ((lstatSync(parent).mode & 0o777) !== 0o711) chmodSync(parent, 0o711);
-  folderIdOf(parent);
+  prepareSessionsParent(runsDir);
   const dir = sessionFolderPath(runsDir, info);
   try {
     mkdirSync(dir, { mode: 0o700 });

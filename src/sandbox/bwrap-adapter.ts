@@ -1,3 +1,4 @@
+import { realpathSync } from 'node:fs';
 import { chmod, rmdir, unlink, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { SkillsError } from '../errors.js';
@@ -6,7 +7,8 @@ import { readHostFacts, type HostFacts } from './diagnose-bwrap.js';
 import { BWRAP_CANDIDATES } from './find-bwrap.js';
 import { applyWorkspaceChanges } from './apply-workspace-changes.js';
 import type { WorkspaceChanges } from './types.js';
-import { executeBwrap, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
+import { executeBwrap, prestageFor, type ExecuteContext, type ExecuteOutcome } from './bwrap-execute.js';
+import { isUnder } from './host-layout.js';
 import { copyWorkspace, releaseWorkspaceCopy } from './copy-workspace.js';
 import { createKeeper } from './keep-unapplied.js';
 import { PROBE_INTERPRETER, PROBE_PLAN, probeBwrap, type BwrapHost } from './bwrap-probe.js';
@@ -29,6 +31,14 @@ const notEnded = () =>
       hint: 'The run was stopped from outside and its sandbox did not end within 10 s. Check the host for a stuck process.',
     },
   );
+
+const realpathOf = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
+};
 
 export interface BwrapAdapterOptions {
   log: Logger;
@@ -204,6 +214,18 @@ export function createBwrapAdapter(o: BwrapAdapterOptions): SandboxAdapter {
           },
         },
       };
+    },
+    async prestage(hints) {
+      const h = await host();
+      if (!h.probe.healthy || disposed) return;
+      const found = await Promise.all(
+        hints.interpreters.map((n) => resolver.resolve(n).catch(() => undefined)),
+      );
+      const mounts = found
+        .flatMap((i) => i?.mounts ?? [])
+        .filter((m) => !isUnder(m, h.layout.systemDirs))
+        .map((m) => ({ src: realpathOf(m), write: false }));
+      await prestageFor(ctx, h, [...mounts, ...hints.sources]);
     },
     async dispose() {
       if (disposed) return;

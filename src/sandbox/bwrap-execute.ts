@@ -1,4 +1,6 @@
+import { existsSync } from 'node:fs';
 import { constants } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from '../log.js';
 import { bwrapArgs, groupFile, passwdFile, SANDBOX_HOSTS, type Bind } from './bwrap-args.js';
 import type { BwrapHost } from './bwrap-probe.js';
@@ -101,12 +103,15 @@ async function chooseLauncher(
   const prestaged = pool.takeStaged((ps) => onPreStage(binds, unreachable, ps, uid, gid));
   if (prestaged !== undefined) return { launcher: prestaged.launcher, inner: prestaged.value, drop: true };
   const dir = await ctx.stageDir();
-  const roots = new Map<string, boolean>();
-  for (const b of binds.filter((x) => unreachable.has(x.src) && !isHeldFd(x.src))) {
-    const root = stageRootOf(b.src, uid, gid);
-    roots.set(root, roots.get(root) === true || b.write);
-  }
-  pool.wantStaged(bwrap, dir, roots);
+  pool.wantStaged(
+    bwrap,
+    dir,
+    stageRoots(
+      binds.filter((x) => unreachable.has(x.src)),
+      uid,
+      gid,
+    ),
+  );
   const staged = stageBinds(binds, unreachable, dir);
   return {
     launcher: await pool.take(undefined),
@@ -114,6 +119,49 @@ async function chooseLauncher(
     stage: { dir, outer: staged.outer },
     drop: true,
   };
+}
+
+/** The folders to pre-stage for unreachable sources (folder → writable), as `stageRootOf` picks them. */
+function stageRoots(sources: readonly Pick<Bind, 'src' | 'write'>[], uid: number, gid: number) {
+  const roots = new Map<string, boolean>();
+  for (const b of sources.filter((x) => !isHeldFd(x.src))) {
+    const root = stageRootOf(b.src, uid, gid);
+    roots.set(root, roots.get(root) === true || b.write);
+  }
+  return roots;
+}
+
+/** The host's launcher pool, made on first need. */
+const launchersOf = (ctx: ExecuteContext, host: BwrapHost): LauncherPool =>
+  (host.launchers ??= createLauncherPool({
+    ...(host.pool === undefined ? {} : { cgroups: host.pool }),
+    deps: ctx.deps,
+    log: ctx.log,
+    initial: ctx.isRoot ? ctx.sandboxId : undefined,
+  }));
+
+/**
+ * Root only: a launcher pre-staged for runs whose sources are like `sources` (a folder a run binds; `childOf`: some
+ * folder right in that one, as a call's own output folder in the runs folder), spawned now rather than after the
+ * first such run. Sources the sandbox user can reach need no staging and are left out; a folder that does not exist
+ * is left to the run. What the pre-stage holds is only ever used by a run whose binds it covers (`onPreStage`).
+ */
+export async function prestageFor(
+  ctx: ExecuteContext,
+  host: BwrapHost,
+  sources: readonly { src: string; write: boolean; childOf?: boolean }[],
+): Promise<void> {
+  if (!ctx.isRoot || host.bwrap === undefined || host.setpriv === undefined || !host.probe.healthy) return;
+  const { uid, gid } = ctx.sandboxId;
+  const examples = sources
+    .filter((s) => existsSync(s.src))
+    .map((s) => ({ src: s.childOf === true ? join(s.src, '.a-run-of-its-own') : s.src, write: s.write }))
+    .filter((s) => !isReachableBy(s.src, uid, gid));
+  const roots = new Map([...stageRoots(examples, uid, gid)].filter(([root]) => existsSync(root)));
+  if (roots.size === 0) return;
+  const pool = launchersOf(ctx, host);
+  pool.wantStaged(host.bwrap, await ctx.stageDir(), roots);
+  pool.refill();
 }
 
 /**
@@ -134,14 +182,9 @@ export async function executeBwrap(
   const { isRoot, sandboxId, arch } = ctx;
   const bwrap = host.bwrap;
   if (bwrap === undefined || (isRoot && host.setpriv === undefined)) throw sandboxDenied(host.probe);
-  host.launchers ??= createLauncherPool({
-    ...(host.pool === undefined ? {} : { cgroups: host.pool }),
-    deps: ctx.deps,
-    log: ctx.log,
-    initial: isRoot ? sandboxId : undefined,
-  });
+  const launchers = launchersOf(ctx, host);
   const binds = collectBinds(plan, interp, host.layout.systemDirs, workspaceCopy, await ctx.emptyDir());
-  const chosen = await chooseLauncher(ctx, host.launchers, bwrap, binds);
+  const chosen = await chooseLauncher(ctx, launchers, bwrap, binds);
   const { launcher, stage, drop } = chosen;
   // A held folder left as is (not staged: the launcher runs as the server) is opened by the launcher for bwrap.
   const held = chosen.inner.filter((b) => isHeldFd(b.src));
@@ -257,6 +300,6 @@ export async function executeBwrap(
     throw err;
   } finally {
     // The sandbox's processes are gone (or reported not to be); releasing the cgroup can trail.
-    host.launchers.done(launcher);
+    launchers.done(launcher);
   }
 }

@@ -127,6 +127,7 @@ export function createSandbox(o: SandboxOptions): Sandbox {
       }
       return adapter.run(plan, opts);
     },
+    prestage: async (hints) => adapter.prestage?.(hints).catch(() => undefined),
     dispose: () => adapter.dispose(),
     ...(sandboxOwner === undefined ? {} : { folderOwner: sandboxOwner }),
     loadProfile: (name) => loadProfile(profilesDir, name),

@@ -28,6 +28,8 @@ export interface LauncherPool {
    * on. The folders add up over calls (at most {@link MAX_STAGE_ROOTS}).
    */
   wantStaged(bwrap: string, dir: string, roots: ReadonlyMap<string, boolean>): void;
+  /** Spawns now what is wanted and not ready (ahead of a first run, rather than after the last). */
+  refill(): void;
   /**
    * A run on `launcher` (from `take`) ended. Its cgroup is released and a replacement is pre-spawned a moment
    * later, off the path of the call's answer: on cgroup v1 a new launcher's move into its cgroup stalls every
@@ -164,6 +166,7 @@ export function createLauncherPool(o: {
         discard(l);
       }
     },
+    refill,
     async take(as) {
       const key = keyOf(as);
       wanted.set(key, { as });

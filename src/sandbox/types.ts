@@ -185,11 +185,24 @@ export interface ProbeResult {
   checkedAt: string;
 }
 
+/** What a coming run will look like, for `SandboxAdapter.prestage`. */
+export interface PrestageHints {
+  /** The interpreters it may start (`python3`, `node`, `bash`). */
+  interpreters: string[];
+  /** Folders it binds (`childOf`: a folder right in this one, as a call's own output folder). */
+  sources: { src: string; write: boolean; childOf?: boolean }[];
+}
+
 export interface SandboxAdapter {
   readonly name: AdapterName;
   /** Cached after success; a failed probe is re-run on the next call. */
   probe(): Promise<ProbeResult>;
   run(plan: SandboxPlan, opts?: RunOptions): Promise<SandboxResult>;
+  /**
+   * Gets ready ahead of a first run like `hints` (its interpreter and the folders it binds), where the adapter
+   * has something to prepare (a root bwrap server's pre-staged launcher). Never rejects; nothing runs.
+   */
+  prestage?(hints: PrestageHints): Promise<void>;
   /** Releases pre-created cgroups and other resources. Safe to call twice. */
   dispose(): Promise<void>;
 }

@@ -61,4 +61,54 @@ describe.skipIf(!isLinux || !isRoot)('bwrap adapter as root: pre-staged launcher
       await sb.dispose();
     }
   });
+
+  it('pre-stages a launcher for the first run from what it will bind, and runs the first call on it', async () => {
+    const sb = newSandbox();
+    try {
+      const home = await dirs.make('skills-mcp-prestage-', 0o700);
+      const skill = join(home, 'skills', 'a');
+      const runs = join(home, 'runs');
+      mkdirSync(skill, { recursive: true, mode: 0o755 });
+      writeFileSync(join(skill, 'data.txt'), 'one', { mode: 0o644 });
+      mkdirSync(runs, { mode: 0o711 });
+      // A folder that is not there yet is left to the run; the others are staged before any run.
+      await sb.prestage!({
+        interpreters: ['bash'],
+        sources: [
+          { src: skill, write: false },
+          { src: runs, write: true, childOf: true },
+          { src: join(home, 'not-there'), write: true, childOf: true },
+        ],
+      });
+      await waitFor(
+        () => preStagedLaunchers(join(home, 'skills')).length === 1,
+        10_000,
+        'a pre-staged launcher',
+      );
+      const [ready] = preStagedLaunchers(join(home, 'skills'));
+      const out = join(runs, 'call-1');
+      mkdirSync(out, { mode: 0o700 });
+      chownSync(out, 65534, 65534);
+      const r = await sb.run(
+        plan({
+          argv: ['bash', '-c', 'cat "$1/data.txt" > "$2/copy" && cat "$1/data.txt"', 'x', skill, out],
+          cwd: out,
+          readOnlyPaths: [skill],
+          writablePaths: [out],
+        }),
+      );
+      expect({
+        exit: r.exitCode,
+        stdout: text(r.stdout),
+        copy: readFileSync(join(out, 'copy'), 'utf8'),
+      }).toEqual({
+        exit: 0,
+        stdout: 'one',
+        copy: 'one',
+      });
+      expect(isAlive(ready!)).toBe(false); // the first call ran on it
+    } finally {
+      await sb.dispose();
+    }
+  });
 });
