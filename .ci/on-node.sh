@@ -15,6 +15,8 @@ fi
 case "$(uname -m)" in x86_64) arch=x64 ;; aarch64) arch=arm64 ;; *) arch="$(uname -m)" ;; esac
 home="$(mktemp -d)"
 trap 'rm -rf "$home"' EXIT
+# Readable by every user, as a system Node is: tests run the server and its workspace worker as an ordinary user.
+chmod 755 "$home"
 npm install --prefix "$home" --no-save --no-package-lock --no-audit --no-fund --silent "node-linux-$arch@$v"
 nodedir="$home/node_modules/node-linux-$arch"
 [ -f "$nodedir/include/node/common.gypi" ] || { echo "on-node: node-linux-$arch@$v has no include/node" >&2; exit 1; }
