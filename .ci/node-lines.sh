@@ -1,38 +1,48 @@
 #!/usr/bin/env bash
 # The current Node LTS lines (22 and 24, from the npm registry as .ci/http.sh gets 22): the README's commands on each,
-# the audit log on node:sqlite (better-sqlite3 here is built for Node 20's ABI and cannot be rebuilt for 22/24 on
-# this machine), a log written by one driver verified by the other, and the error better-sqlite3 gives on a Node
-# it was not built for. Then the HTTP tests on each line, and the audit suite on node:sqlite (Node 24).
+# the audit log on node:sqlite, a log written by one driver verified by the other, and the error better-sqlite3
+# gives on a Node it was not built for. better-sqlite3 is built for the Node that ran `npm install` (the main one:
+# Node 20 in CI, 22 or 24 under .ci/on-node.sh); on that same line it loads, and node:sqlite is chosen by setting.
+# Then the HTTP tests on each line, and the audit suite on node:sqlite (Node 24).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+main_major="$(node -p 'process.versions.node.split(".")[0]')"
+main_abi="$(node -p process.versions.modules)"
 
 for v in 22 24; do
   # The binary npx fetched, found once (each `npx -p node@N` asks the registry again, about 2 s a call), first on
   # PATH as under npx.
   node_bin="$(npx -y -p "node@$v" node -p process.execPath)"
-  on() { shift; PATH="$(dirname "$node_bin"):$PATH" "$node_bin" "$@"; }
-  printf '\n-- Node %s: %s (%s) --\n' "$v" "$(on "$v" -v)" "$node_bin"
+  # auto picks node:sqlite on another line than the main one (better-sqlite3 does not load there); on the main
+  # line better-sqlite3 loads, so node:sqlite is asked for by name.
+  if [ "$v" = "$main_major" ]; then driver=node; else driver=auto; fi
+  on() { shift; PATH="$(dirname "$node_bin"):$PATH" SKILLS_MCP_AUDIT_SQLITE_DRIVER="${SKILLS_MCP_AUDIT_SQLITE_DRIVER:-$driver}" "$node_bin" "$@"; }
+  printf '\n-- Node %s: %s (%s), main Node %s --\n' "$v" "$(on "$v" -v)" "$node_bin" "$(node -v)"
   XDG_STATE_HOME="$(mktemp -d)"
   export XDG_STATE_HOME
-  # auto picks node:sqlite here: better-sqlite3 does not load on this Node.
   on "$v" dist/cli.js lint ./skills
   on "$v" dist/cli.js doctor
-  printf 'a\n' | script -qec "PATH=$(dirname "$node_bin"):\$PATH $node_bin dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null 2>&1 | tee /tmp/skills-mcp-node$v.log
+  printf 'a\n' | script -qec "PATH=$(dirname "$node_bin"):\$PATH SKILLS_MCP_AUDIT_SQLITE_DRIVER=$driver $node_bin dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null 2>&1 | tee /tmp/skills-mcp-node$v.log
   grep -q '"rows": 8' /tmp/skills-mcp-node$v.log
   # node:sqlite's ExperimentalWarning (printed by some lines) is the server's to suppress.
   if grep -q 'ExperimentalWarning' /tmp/skills-mcp-node$v.log; then echo "Node $v: the SQLite warning leaked"; exit 1; fi
   on "$v" dist/cli.js audit verify
   on "$v" dist/cli.js audit list
-  # Written on node:sqlite, verified by better-sqlite3 (Node 20): and back below.
+  # Written on node:sqlite, verified by better-sqlite3 (the main Node): and back below.
   node dist/cli.js audit verify
   printf 'a\n' | script -qec "SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 node dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null >/dev/null
   SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" dist/cli.js audit verify
+  if [ "$v" = "$main_major" ]; then
+    # The line better-sqlite3 was built on: asked for by name, it loads.
+    SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify
   # Asked for better-sqlite3 on a Node it was not built for: the cause and the fix, not "the folder".
-  if SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify 2>/tmp/skills-mcp-abi.log; then
-    echo "Node $v: better-sqlite3 loaded (rebuilt for this Node?): the error check does not apply"
+  elif SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify 2>/tmp/skills-mcp-abi.log; then
+    echo "Node $v: better-sqlite3 (built on Node $main_major) loaded on this Node"
+    exit 1
   else
     cat /tmp/skills-mcp-abi.log
-    grep -q 'NODE_MODULE_VERSION 115 (Node 20)' /tmp/skills-mcp-abi.log
+    grep -q "NODE_MODULE_VERSION $main_abi (Node $main_major)" /tmp/skills-mcp-abi.log
     grep -q 'npm rebuild better-sqlite3' /tmp/skills-mcp-abi.log
     if grep -qi 'writable' /tmp/skills-mcp-abi.log; then exit 1; fi
   fi

@@ -1,3 +1,8 @@
+import {
+  probeSqliteDrivers,
+  type SqliteDriversProbe,
+  type SqliteLoaders,
+} from '../audit/sqlite/probe-sqlite-drivers.js';
 import { isSkillsError } from '../errors.js';
 import { silentLogger } from '../log.js';
 import {
@@ -35,6 +40,7 @@ interface DoctorReport {
   interpreters: InterpreterReport[];
   programs: ProgramReport[];
   profiles: Array<{ name: string; valid: boolean; error?: string }>;
+  auditSqlite: SqliteDriversProbe;
 }
 
 const message = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -109,7 +115,16 @@ function render(rep: DoctorReport): string {
   lines.push('  profiles');
   for (const p of rep.profiles)
     lines.push(`    ${p.name.padEnd(8)}${p.valid ? 'valid' : `INVALID: ${p.error ?? ''}`}`);
+  lines.push(...renderAuditSqlite(rep.auditSqlite));
   return `${lines.join('\n')}\n`;
+}
+
+/** The binding the audit log opens with (audit_sqlite_driver: auto), and why better-sqlite3 is not it. */
+function renderAuditSqlite(p: SqliteDriversProbe): string[] {
+  if (p.betterSqlite3.loads) return ['  audit sqlite  better-sqlite3'];
+  const why = p.betterSqlite3.message;
+  if (p.auto === 'node') return [`  audit sqlite  node:sqlite (${why})`];
+  return [`  audit sqlite  NOT AVAILABLE: ${why}`, `  fix           ${p.betterSqlite3.hint}`];
 }
 
 /** What a test may swap in the sandbox doctor checks: where bwrap is looked for, how host facts are read. */
@@ -119,6 +134,7 @@ export async function runDoctor(
   args: string[],
   io: CliIo,
   sandboxOptions: DoctorSandboxOptions = {},
+  sqliteLoaders: SqliteLoaders = {},
 ): Promise<ExitCode> {
   // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
   const parsed = parseArgs({
@@ -176,6 +192,7 @@ export async function runDoctor(
       interpreters,
       programs,
       profiles,
+      auditSqlite: probeSqliteDrivers(sqliteLoaders),
     };
     io.out(json ? `${JSON.stringify(report, null, 2)}\n` : render(report));
     return probe.healthy ? 0 : 1;

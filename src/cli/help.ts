@@ -251,7 +251,9 @@ ${optionsHelp(APPROVERS_OPTIONS)}`,
 Checks what skill scripts would run inside: the platform's sandbox (bubblewrap on Linux, seatbelt on macOS) with a
 diagnosis and a fix when it cannot start, the limits layer (cgroups or rlimits), the interpreters scripts use and
 whether each one starts inside the sandbox, the programs skills commonly call (LibreOffice, fontconfig,
-Ghostscript, poppler, git, ImageMagick) and whether each starts inside, and the sandbox profiles.
+Ghostscript, poppler, git, ImageMagick) and whether each starts inside, and the sandbox profiles. Then which
+SQLite binding an audit log opens with (audit_sqlite_driver: auto): better-sqlite3, or node:sqlite and why
+better-sqlite3 does not load in this Node.
 
 Options:
 ${optionsHelp(DOCTOR_OPTIONS)}

@@ -5,6 +5,13 @@ import type { ApproverCredential } from './approvers-file.js';
 /** WebAuthn's RP id for a loopback page: `localhost` (an IP address is not a valid RP id). */
 export const PASSKEY_RP_ID = 'localhost';
 
+/**
+ * The COSE algorithms a passkey may sign with: EdDSA, ES256, RS256. Not the library's default on a Node with
+ * post-quantum WebCrypto (24.7 and later), which offers ML-DSA-44 first: its 2,420-byte signatures do not fit the
+ * audit log's passkey evidence, and `audit verify` on Node 20 or 22 could not check them.
+ */
+export const PASSKEY_ALGORITHMS = [-8, -7, -257] as const;
+
 export interface Enrolment {
   /** The registration options for the browser (one challenge per enrolment; asking again replaces it). */
   options(): Promise<unknown>;
@@ -36,6 +43,7 @@ export function createEnrolment(opts: {
       attestationType: 'none',
       authenticatorSelection: { residentKey: 'preferred', userVerification: 'required' },
       excludeCredentials: opts.enrolled.map((c) => ({ id: c.id })),
+      supportedAlgorithmIDs: [...PASSKEY_ALGORITHMS],
       timeout: 120_000,
     });
     challenge = o.challenge;

