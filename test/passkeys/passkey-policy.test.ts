@@ -140,7 +140,10 @@ describe.skipIf(!HAS_CHROMIUM)('approval.require: passkey, with a passkey enroll
       expect(r2.isError, textOf(r2)).toBeFalsy();
       expect(seen.asked).toBe(0);
       await s.c.close();
-      expect(callDecisions(s.fx)).toEqual(['ok:approved_for_session:user:console', 'ok:approved:user:console']);
+      expect(callDecisions(s.fx)).toEqual([
+        'ok:approved_for_session:user:console',
+        'ok:approved:user:console',
+      ]);
     } finally {
       await context.close();
     }
