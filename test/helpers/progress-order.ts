@@ -2,7 +2,12 @@ import type { JSONRPCMessage, Transport } from '@modelcontextprotocol/client';
 
 const UNKNOWN_TOKEN = /^Received a progress notification for an unknown token: (.*)$/s;
 
-type Params = { _meta?: { progressToken?: unknown }; progressToken?: unknown; progress?: unknown };
+type Params = {
+  _meta?: { progressToken?: unknown };
+  progressToken?: unknown;
+  progress?: unknown;
+  message?: unknown;
+};
 const paramsOf = (m: JSONRPCMessage): Params | undefined =>
   'params' in m && typeof m.params === 'object' && m.params !== null ? (m.params as Params) : undefined;
 const keyOf = (token: unknown, progress: unknown) => JSON.stringify([token, progress]);
@@ -16,11 +21,16 @@ const keyOf = (token: unknown, progress: unknown) => JSON.stringify([token, prog
  * the token, and `onerror` fires although the server sent it in time (modelcontextprotocol/typescript-sdk#2580).
  * `isReorderedByClient(err)` is true only for that error about a notification that arrived while its request was
  * still unanswered; progress after the response, or for a token never sent, stays an error. Install before
- * `client.connect` (the client chains the `onmessage` it finds).
+ * `client.connect` (the client chains the `onmessage` it finds). `inTimeMessages()` lists, in wire order, the messages
+ * of the progress notifications that arrived before their request's response.
  */
-export function watchProgressOrder(transport: Transport): { isReorderedByClient: (err: Error) => boolean } {
+export function watchProgressOrder(transport: Transport): {
+  isReorderedByClient: (err: Error) => boolean;
+  inTimeMessages: () => string[];
+} {
   const open = new Map<string, string>(); // progress token → id of the request that carries it, until answered
   const inTime = new Set<string>();
+  const messages: string[] = [];
   const send = transport.send.bind(transport);
   transport.send = (message, options) => {
     const token = paramsOf(message)?._meta?.progressToken;
@@ -31,14 +41,17 @@ export function watchProgressOrder(transport: Transport): { isReorderedByClient:
   transport.onmessage = (message) => {
     if ('method' in message) {
       const p = paramsOf(message);
-      if (message.method === 'notifications/progress' && open.has(JSON.stringify(p?.progressToken)))
+      if (message.method === 'notifications/progress' && open.has(JSON.stringify(p?.progressToken))) {
         inTime.add(keyOf(p?.progressToken, p?.progress));
+        messages.push(typeof p?.message === 'string' ? p.message : '');
+      }
     } else if ('id' in message) {
       const id = JSON.stringify(message.id);
       for (const [token, of] of open) if (of === id) open.delete(token);
     }
   };
   return {
+    inTimeMessages: () => [...messages],
     isReorderedByClient: (err) => {
       const json = UNKNOWN_TOKEN.exec(err.message)?.[1];
       if (json === undefined) return false;

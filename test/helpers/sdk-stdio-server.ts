@@ -34,6 +34,8 @@ export interface Connected {
    * progress notification the server sent in time (see `watchProgressOrder`).
    */
   errors: Error[];
+  /** The messages of the progress notifications the server sent before each response, in the order they came. */
+  progressInTime: () => string[];
   stderr: () => string;
   /** Closes the client (the server exits on end of input) and removes the server's own audit folder. */
   close: () => Promise<void>;
@@ -90,5 +92,5 @@ export async function startSdkStdioServer(o: SdkStdioOptions): Promise<Connected
     await close().catch(() => undefined);
     throw e;
   }
-  return { client, transport, errors, stderr: () => stderr, close };
+  return { client, transport, errors, progressInTime: order.inTimeMessages, stderr: () => stderr, close };
 }
