@@ -37,7 +37,11 @@ describe.each<Era>(['legacy', 'auto'])('stdio server, %s era', (era) => {
         'run_skill_script',
       ].sort(),
     );
-    for (const t of tools) expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+    for (const t of tools) {
+      expect(t.name).toMatch(/^[a-zA-Z0-9_-]{1,40}$/);
+      // MCP's default dialect, never repeated per tool.
+      expect(t.inputSchema).not.toHaveProperty('$schema');
+    }
     for (const ro of ['commit-message', 'markdown-toc', 'read_skill_file']) {
       expect(byName.get(ro)!.annotations?.readOnlyHint).toBe(true);
     }

@@ -1,6 +1,6 @@
 import * as z from 'zod';
 import type { ServerDeps } from '../server-deps.js';
-import type { ToolDef } from './tool-def.js';
+import { READ_ONLY, type ToolDef } from './tool-def.js';
 import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({});
@@ -21,7 +21,7 @@ export const listSkillsTool = (deps: ServerDeps): ToolDef<z.infer<typeof input>>
     description: 'List the available skills with what each does and when to use it. Then call load_skill.',
     inputSchema: memoJsonSchema(input),
     outputSchema: memoJsonSchema(output),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: READ_ONLY,
   },
   handler: () => {
     const skills = deps

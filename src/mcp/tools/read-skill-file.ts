@@ -3,7 +3,7 @@ import { readSkillContent } from '../read-skill-content.js';
 import type { ServerDeps } from '../server-deps.js';
 import { skillUri } from '../skill-uri.js';
 import { toolError } from '../tool-error.js';
-import type { ToolDef } from './tool-def.js';
+import { READ_ONLY, type ToolDef } from './tool-def.js';
 import { memoJsonSchema } from '../memo-json-schema.js';
 
 export const MAX_TOOL_FILE_BYTES = 1024 * 1024;
@@ -23,7 +23,7 @@ export const readSkillFileTool = (deps: ServerDeps): ToolDef<z.infer<typeof inpu
     title: 'Read a skill file',
     description: "Read a file of a skill (references, assets, scripts), contained to the skill's folder.",
     inputSchema: memoJsonSchema(input),
-    annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+    annotations: READ_ONLY,
   },
   skillOf: ({ skill }) => skill,
   handler: ({ skill, path }) => {

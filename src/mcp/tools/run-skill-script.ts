@@ -54,7 +54,7 @@ export const runSkillScriptTool = (
         : '') +
       'Pass arguments as a list and optional JSON input. The user may be asked to approve the run.',
     inputSchema: memoJsonSchema(input),
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    annotations: { readOnlyHint: false, destructiveHint: false, openWorldHint: false },
     scopeChallenge: runScopeChallenge(deps.config),
   },
   handler: async ({ skill, script, module, args, input: data }, ctx) => {

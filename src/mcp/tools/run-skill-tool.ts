@@ -48,7 +48,6 @@ export const runSkillTool = (
       annotations: {
         readOnlyHint: false,
         destructiveHint: false,
-        idempotentHint: false,
         openWorldHint: network,
       },
       scopeChallenge: runScopeChallenge(deps.config),

@@ -4,7 +4,7 @@ import type { Skill } from '../../skills/types.js';
 import type { ServerDeps } from '../server-deps.js';
 import { skillView } from '../skill-view.js';
 import { skillRemoved, toolError } from '../tool-error.js';
-import type { ToolDef } from './tool-def.js';
+import { READ_ONLY, type ToolDef } from './tool-def.js';
 import { memoJsonSchema } from '../memo-json-schema.js';
 
 const input = z.object({});
@@ -26,7 +26,7 @@ export const skillTool = (deps: ServerDeps, skill: Skill, canRunScripts: boolean
       title: `Skill: ${escapeForDisplay(skill.name)}`,
       description: `${description}\n\nReturns the skill's instructions${renamed} and its file index.`,
       inputSchema: memoJsonSchema(input),
-      annotations: { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      annotations: READ_ONLY,
     },
     skillOf: () => skill.name,
     handler: () => {

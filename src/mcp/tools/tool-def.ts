@@ -26,3 +26,9 @@ export interface ToolDef<Args = Record<string, unknown>> {
     ctx: ServerContext,
   ) => CallToolResult | InputRequiredResult | Promise<CallToolResult | InputRequiredResult>;
 }
+
+/**
+ * A read-only tool that touches nothing outside the server. The destructive and idempotent hints mean something only
+ * for a tool that is not read-only (the spec's defaults), so they are not repeated in every listing.
+ */
+export const READ_ONLY: ToolAnnotations = Object.freeze({ readOnlyHint: true, openWorldHint: false });
