@@ -39,6 +39,7 @@ form.decide button { font: inherit; font-weight: 600; padding: .6rem 1rem; borde
   background: var(--card); color: var(--fg); cursor: pointer; min-height: 44px; }
 form.decide button.approve { background: var(--ok); border-color: var(--ok); color: var(--card); }
 form.decide button.abort { border-color: var(--bad); color: var(--bad); }
+form.decide button:disabled { opacity: .5; cursor: progress; }
 .table-wrap { overflow-x: auto; background: var(--card); border: 1px solid var(--line); border-radius: 8px; }
 table { border-collapse: collapse; width: 100%; font-size: .95rem; }
 th, td { text-align: left; padding: .5rem .75rem; border-bottom: 1px solid var(--line); vertical-align: top; }

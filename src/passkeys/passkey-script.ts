@@ -48,6 +48,8 @@ export const PASSKEY_JS = `(() => {
             transports: r.getTransports ? r.getTransports() : [],
           },
         });
+        // The link is spent: no button left that could only fail.
+        enroll.hidden = true;
         say(status, 'Enrolled: ' + done.label + '. You can close this page.');
       } catch (e) {
         enroll.disabled = false;
@@ -65,6 +67,9 @@ export const PASSKEY_JS = `(() => {
       ev.preventDefault();
       const csrf = form.querySelector('input[name=csrf]').value;
       const decision = button.value;
+      // One ceremony at a time: a second click would ask the server for another challenge meanwhile.
+      const buttons = [...form.querySelectorAll('button')];
+      for (const b of buttons) b.disabled = true;
       say(status, 'Confirm with your passkey…');
       try {
         const o = await post(form.action + '/passkey-options', { csrf, decision });
@@ -83,6 +88,7 @@ export const PASSKEY_JS = `(() => {
         } });
         location.assign(form.action);
       } catch (e) {
+        for (const b of buttons) b.disabled = false;
         say(status, 'Not approved: ' + e.message);
       }
     });

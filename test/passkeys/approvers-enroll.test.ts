@@ -21,6 +21,8 @@ describe.skipIf(!HAS_CHROMIUM)('skills-mcp approvers', () => {
     const errors = watchErrors(page);
     const e = await enrollWith(page, auditPath, 'alice laptop', join(ARTIFACTS, 'passkey-enroll.png'));
     await page.screenshot({ path: join(ARTIFACTS, 'passkey-enrolled.png') });
+    // The one-off link is spent: the page offers nothing more to click.
+    expect(await page.locator('#enroll').isVisible()).toBe(false);
     await context.close();
     expect(await e.exited).toBe(0);
     expect(e.stdout()).toMatch(/^enrolled [A-Za-z0-9_-]+ \(alice laptop\)/);
