@@ -25,7 +25,11 @@ export async function warmFirstCalls(
   deps: Pick<RunnerDeps, 'catalog' | 'config' | 'log' | 'runsDir' | 'bundlesDir'>,
   caches: CallCaches,
 ): Promise<number> {
-  const exec = await caches.exec();
+  const exec = await caches.exec().catch((err: unknown) => {
+    deps.log.debug({ err }, 'could not prepare first calls ahead: the run pipeline did not start');
+    return undefined;
+  });
+  if (exec === undefined) return 0;
   const interpreters = new Set<string>();
   let prepared = 0;
   for (const skill of deps.catalog().skills.filter(isExecutable).slice(0, MAX_SKILLS)) {
