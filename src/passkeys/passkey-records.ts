@@ -7,6 +7,7 @@ import {
   ApproverEnrolledPayloadSchema,
   ApproverRemovedPayloadSchema,
 } from '../audit/operator-payload-schemas.js';
+import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { HashedFields } from '../audit/event-hash.js';
 import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
 
@@ -31,7 +32,13 @@ export interface PasskeyApproval {
   /** Who the decision names as its approver (`approver.person`), when it names an enrolled person. */
   approverPerson?: PasskeyEvidence['person'];
   /** From the call's `tool_call_requested`; undefined when the log has none (or it does not parse). */
-  request?: { approvalKey: string | null; bundleSha256: string | null; inputSha256: string };
+  request?: {
+    approvalKey: string | null;
+    bundleSha256: string | null;
+    inputSha256: string;
+    /** The signed-in caller who made the call, when one did. */
+    caller?: CallerRecord;
+  };
 }
 
 /** What the passkey check reads of a log: enrolments, removals and passkey approvals, in log order. */
@@ -49,7 +56,7 @@ const APPROVING: ReadonlySet<string> = new Set(['approved', 'approved_for_sessio
 
 /**
  * Collects the passkey records of a log from its events, fed in order (`add` per event, then `done`). Keeps only a
- * request's three digests per call, so a long log costs little.
+ * request's three digests (and its caller) per call, so a long log costs little.
  */
 export function collectPasskeyRecords(): {
   add: (e: HashedFields) => void;
@@ -70,6 +77,7 @@ export function collectPasskeyRecords(): {
             approvalKey: r.data.approval_key ?? null,
             bundleSha256: r.data.bundle_sha256 ?? null,
             inputSha256: r.data.input_sha256,
+            ...(r.data.caller === undefined ? {} : { caller: r.data.caller }),
           });
       } else if (e.type === 'approval_requested' && e.call_id !== null) {
         const r = ApprovalRequestedPayloadSchema.safeParse(e.payload);

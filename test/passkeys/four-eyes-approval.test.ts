@@ -210,6 +210,20 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
     expect(bad5.stdout + bad5.stderr).toContain(
       `call ${decided.call_id} (event ${eventId}): the call needed a passkey approval, and its approval holds no passkey assertion`,
     );
+    // The call recorded as Bob's own (the chain re-hashed over it): Bob approved his own call, and verify says so.
+    const copy6 = copyOf(fx.auditPath, dir, 'own.db');
+    const requestedId = runCli(['audit', 'export', '--jsonl', '--events-only', '--audit', copy6])
+      .stdout.split('\n')
+      .filter((l) => l.includes('"tool_call_requested"'))
+      .map((l) => JSON.parse(l) as { event_id: number; call_id: string })
+      .find((e) => e.call_id === decided.call_id)?.event_id;
+    editPayload(copy6, requestedId ?? -1, (p) => ((p.caller as { subject: string }).subject = 'Bob'), true);
+    const bad6 = runCli(['audit', 'verify', '--audit', copy6]);
+    expect(bad6.code).toBe(1);
+    expect(bad6.stdout + bad6.stderr).toMatch(/^chain: ok/m);
+    expect(bad6.stdout + bad6.stderr).toContain(
+      `call ${decided.call_id} (event ${eventId}): the call needed four eyes, and it was approved with the caller's own passkey`,
+    );
   }, 120_000);
 
   it("refuses Alice's call approved with her own passkey: nothing runs, and the attempt is recorded", async () => {
