@@ -61,6 +61,20 @@ export const ApprovalRequestedPayloadSchema = z.strictObject({
     .describe(
       "The client was sent a URL-mode elicitation with the console approval's secret-free link; its answer approves nothing",
     ),
+  passkey_required: z
+    .literal(true)
+    .optional()
+    .describe(
+      'The call needs a passkey approval (`approval.require`): `audit verify` fails an approval of it that holds ' +
+        'no passkey assertion',
+    ),
+  four_eyes_required: z
+    .literal(true)
+    .optional()
+    .describe(
+      'The call needs four eyes (`approval.require.four_eyes`): `audit verify` fails an approval of it whose ' +
+        'passkey evidence is not a four-eyes one (`four_eyes: true`)',
+    ),
 });
 
 export const ApprovalDecidedPayloadSchema = z.strictObject({

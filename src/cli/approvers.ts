@@ -44,7 +44,7 @@ export async function runApprovers(
   const record: Recorder = audit === undefined ? () => {} : (change) => recordApproverEvent(audit, change);
   // A parse error (an unknown or malformed option) is main's to report, with the command's usage.
   const parsed = parseArgs({
-    args,
+    args: removeIdAsPositional(args),
     options: parseOptions(APPROVERS_OPTIONS),
     allowPositionals: true,
     strict: true,
@@ -76,6 +76,30 @@ export async function runApprovers(
     `skills-mcp approvers: unknown use "${printable(parsed.positionals.join(' '))}"\n\n${HELP.approvers}\n`,
   );
   return 2;
+}
+
+/**
+ * `remove ID` takes its ID as given, even one starting with `-` (credential ids are base64url, so some do): the first
+ * word after `remove` that is neither an option of the command nor an option's value is moved behind `--`, where the
+ * parser reads it as the ID.
+ */
+function removeIdAsPositional(args: string[]): string[] {
+  if (args[0] !== 'remove') return args;
+  const options = Object.entries(APPROVERS_OPTIONS) as [string, { type: string; short?: string }][];
+  for (let i = 1; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '--' || !a.startsWith('-')) return args;
+    const o = options.find(
+      ([name, spec]) => a === `--${name}` || (spec.short !== undefined && a === `-${spec.short}`),
+    );
+    if (o !== undefined) {
+      if (o[1].type === 'string') i++;
+      continue;
+    }
+    if (options.some(([name]) => a.startsWith(`--${name}=`))) continue;
+    return [...args.slice(0, i), ...args.slice(i + 1), '--', a];
+  }
+  return args;
 }
 
 async function list(io: CliIo, store: ApproverStore): Promise<ExitCode> {

@@ -241,7 +241,7 @@ PostgreSQL --audit, in its database, for every replica).
   enroll      serve a one-off page on localhost and print its secret link here (stderr): open it in your
               browser and create a passkey (user verification required); exits once it is enrolled
   list        the enrolled passkeys: id, label, subject (when given), when
-  remove ID   remove one (by its id, or a prefix of it that names one)
+  remove ID   remove one (by its id, or a prefix of it that names one; an id starting with - is read as one)
 Run it in your own terminal, as the server's user: it is the route the model does not take.
 
 Options:

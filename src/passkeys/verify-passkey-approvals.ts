@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isSamePerson } from '../approvals/is-same-person.js';
 import { PASSKEY_RP_ID } from './enroll-ceremony.js';
 import { passkeyChallenge } from './passkey-challenge.js';
 import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
@@ -66,7 +67,8 @@ function personMismatch(person: PasskeyEvidence['person'], enrolment: Credential
  * decision and not removed since, and the person the approval names (name, subject; in its passkey evidence and as its approver) is that enrolment's; the challenge is recomputed from the call's own approval key, bundle and input
  * digests and the decision recorded; the signature verifies with the public key the enrolment recorded, over
  * authenticatorData ‖ sha256(clientDataJSON); the origin is the console's (`http://localhost:PORT`; exactly the one
- * the evidence records as the console's, when it records one), a four-eyes approval names its person, the RP id
+ * the evidence records as the console's, when it records one), a four-eyes approval names its person, who is not the
+ * call's signed-in caller (as the runtime judges it, `isSamePerson`), the RP id
  * `localhost`, the user was verified; a credential's signature counter only grows (when it keeps one).
  */
 export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<PasskeyCheck> {
@@ -104,6 +106,15 @@ export async function verifyPasskeyApprovals(records: PasskeyRecords): Promise<P
     const named = personMismatch(ev.person, current) ?? personMismatch(a.approverPerson, current);
     if (named !== undefined) {
       fail(named);
+      continue;
+    }
+    const caller = a.request?.caller;
+    if (ev.four_eyes === true && (caller === undefined || isSamePerson(caller, current.subject ?? ''))) {
+      fail(
+        caller === undefined
+          ? 'the call needed four eyes, and the log records no signed-in caller for it'
+          : `the call needed four eyes, and it was approved with the caller's own passkey (enrolled at event ${current.eventId})`,
+      );
       continue;
     }
     let origin: unknown;

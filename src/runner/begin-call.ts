@@ -113,6 +113,9 @@ export function beginCall(core: RunnerCore, expire: (callId: string) => void): R
             channel: ctx.channel,
             shown,
             ...(ctx.urlElicitation === true ? { url_elicitation: true as const } : {}),
+            // What an approval of it must hold, for `audit verify` to check without the config.
+            ...(needsPasskey(config.approval, call) ? { passkey_required: true as const } : {}),
+            ...(needsFourEyes(config.approval, call) ? { four_eyes_required: true as const } : {}),
           },
         },
       ]);

@@ -4,7 +4,7 @@ import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { ApprovalConfig } from '../config/approval-schema.js';
 import { isFourEyesRequired } from '../gate/four-eyes-required.js';
 import { isPasskeyRequired } from '../gate/passkey-required.js';
-import { isSamePerson } from './is-same-person.js';
+import { isSamePerson } from '../approvals/is-same-person.js';
 import type { PreparedCall } from './prepare-call.js';
 
 /** Whether `approval.require` asks a passkey for this call. */

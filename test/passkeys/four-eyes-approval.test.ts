@@ -179,6 +179,51 @@ describe.skipIf(!HAS_CHROMIUM)('four eyes: a passkey of someone other than the s
     expect(bad3.stdout + bad3.stderr).toContain(
       'the call needed four eyes, and the approval names no enrolled person (with a subject) as its approver',
     );
+
+    // The log says, when the call was asked, what its approval must hold: it needed a passkey and four eyes.
+    expect(ofCall(events, decided.call_id!, 'approval_requested')[0]?.payload).toMatchObject({
+      passkey_required: true,
+      four_eyes_required: true,
+    });
+    // The evidence no longer marked as a four-eyes one (the chain re-hashed over it): audit verify names it.
+    const copy4 = copyOf(fx.auditPath, dir, 'two-eyes.db');
+    editEvidence(copy4, eventId, (p) => delete p.four_eyes, true);
+    const bad4 = runCli(['audit', 'verify', '--audit', copy4]);
+    expect(bad4.code).toBe(1);
+    expect(bad4.stdout + bad4.stderr).toContain(
+      `call ${decided.call_id} (event ${eventId}): the call needed four eyes, and its approval is not recorded as a four-eyes one`,
+    );
+    // The passkey assertion and the approver dropped altogether: an approval no passkey signed, named too.
+    const copy5 = copyOf(fx.auditPath, dir, 'unsigned.db');
+    editPayload(
+      copy5,
+      eventId,
+      (p) => {
+        delete p.approver;
+        delete p.passkey;
+      },
+      true,
+    );
+    const bad5 = runCli(['audit', 'verify', '--audit', copy5]);
+    expect(bad5.code).toBe(1);
+    expect(bad5.stdout + bad5.stderr).toMatch(/^chain: ok/m);
+    expect(bad5.stdout + bad5.stderr).toContain(
+      `call ${decided.call_id} (event ${eventId}): the call needed a passkey approval, and its approval holds no passkey assertion`,
+    );
+    // The call recorded as Bob's own (the chain re-hashed over it): Bob approved his own call, and verify says so.
+    const copy6 = copyOf(fx.auditPath, dir, 'own.db');
+    const requestedId = runCli(['audit', 'export', '--jsonl', '--events-only', '--audit', copy6])
+      .stdout.split('\n')
+      .filter((l) => l.includes('"tool_call_requested"'))
+      .map((l) => JSON.parse(l) as { event_id: number; call_id: string })
+      .find((e) => e.call_id === decided.call_id)?.event_id;
+    editPayload(copy6, requestedId ?? -1, (p) => ((p.caller as { subject: string }).subject = 'Bob'), true);
+    const bad6 = runCli(['audit', 'verify', '--audit', copy6]);
+    expect(bad6.code).toBe(1);
+    expect(bad6.stdout + bad6.stderr).toMatch(/^chain: ok/m);
+    expect(bad6.stdout + bad6.stderr).toContain(
+      `call ${decided.call_id} (event ${eventId}): the call needed four eyes, and it was approved with the caller's own passkey`,
+    );
   }, 120_000);
 
   it("refuses Alice's call approved with her own passkey: nothing runs, and the attempt is recorded", async () => {

@@ -132,7 +132,9 @@ export function createOutboundApprovals(deps: OutboundApprovalDeps): OutboundApp
       reason: 'user' as const,
       ...(d.passkey === undefined ? {} : { passkey: d.passkey }),
     };
-    const passkeyOk = checkPasskey(config.approval, p.call, callId, outcome, p.session.caller) === outcome;
+    // Judged by the decision it leaves: where four eyes stand, the check hands back the approval marked as such.
+    const passkeyOk =
+      checkPasskey(config.approval, p.call, callId, outcome, p.session.caller).decision === d.decision;
     if (passkeyOk && signer.verifies(bindingOf(p.session.auditId, callId, p.call, d.decision), d.mac))
       return true;
     if (!distrusted.has(callId)) {

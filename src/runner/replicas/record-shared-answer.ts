@@ -89,8 +89,11 @@ function passkeyChecked(
   };
   if (sp.bundleSha256 === null || !passkeyCovers(o.passkey, { ...binding, bundle_sha256: sp.bundleSha256 }))
     return { decision: 'denied', reason: 'passkey_required' };
-  // Four eyes are judged here too (the skill is in the log): a self-approval is refused, not left to time out.
-  return sp.skill !== null && isFourEyesRequired(config.approval.require, sp.skill)
-    ? checkFourEyes(o, sp.caller)
-    : o;
+  // Four eyes are judged here too (the skill is in the log): a self-approval is refused, not left to time out, and
+  // an approval that stands is recorded as a four-eyes one, so that `audit verify` holds it to them.
+  if (sp.skill === null || !isFourEyesRequired(config.approval.require, sp.skill)) return o;
+  const checked = checkFourEyes(o, sp.caller);
+  return checked === o && o.passkey !== undefined
+    ? { ...o, passkey: { ...o.passkey, four_eyes: true } }
+    : checked;
 }
