@@ -47,7 +47,8 @@ export interface PasskeyRecords {
   approvals: PasskeyApproval[];
   /**
    * Events that should hold a passkey record but do not parse as one, or lack one: an approval of a call whose
-   * `approval_requested` says it needs a passkey (or four eyes) without that evidence.
+   * `approval_requested` says it needs a passkey (or four eyes) without that evidence, or the start of such a call
+   * with no approval before it.
    */
   malformed: { eventId: number; callId: string | null; reason: string }[];
 }
@@ -65,6 +66,8 @@ export function collectPasskeyRecords(): {
   const requests = new Map<string, NonNullable<PasskeyApproval['request']>>();
   /** What the calls asked about need of their approval, from `approval_requested`. */
   const needs = new Map<string, { fourEyes: boolean }>();
+  /** Calls of `needs` with an approving decision recorded (judged where it is recorded). */
+  const approved = new Set<string>();
   const out: PasskeyRecords = { changes: [], approvals: [], malformed: [] };
   const bad = (e: HashedFields, reason: string) =>
     out.malformed.push({ eventId: e.event_id, callId: e.call_id, reason });
@@ -97,10 +100,16 @@ export function collectPasskeyRecords(): {
           name: r.data.name,
           ...(r.data.subject === undefined ? {} : { subject: r.data.subject }),
         });
+      } else if (e.type === 'tool_call_started' && e.call_id !== null) {
+        // Only an approval lets a call that needed a passkey start: a start after a denial, or with no decision
+        // (the log's order rules hold back only its end), is one no passkey approved.
+        if (needs.has(e.call_id) && !approved.has(e.call_id))
+          bad(e, 'the call needed a passkey approval, and it was started without one');
       } else if (e.type === 'approval_decided') {
         const p = e.payload as { passkey?: { four_eyes?: unknown } | null; decision?: unknown } | null;
         const need = e.call_id === null ? undefined : needs.get(e.call_id);
         if (need !== undefined && typeof p?.decision === 'string' && APPROVING.has(p.decision)) {
+          approved.add(e.call_id!);
           if (p.passkey === undefined)
             return void bad(
               e,

@@ -1,0 +1,123 @@
+import type { Client } from '@modelcontextprotocol/client';
+import type { Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { appendOrderedPgEvents, type PgAppendInput } from '../../src/audit/postgres/append-pg-events.js';
+import { openPgPool } from '../../src/audit/postgres/open-pg-pool.js';
+import type { ExportedEvent } from '../../src/audit/parse-event-row.js';
+import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
+import { consoleBase } from '../console/helpers/console-server.js';
+import { enrollWith, pageWithPasskey } from '../passkeys/helpers/passkey-browser.js';
+import { approvalLink } from '../team/helpers/shared-audit.js';
+import { consoleConfig, echo, formlessClient } from './helpers/formless-client.js';
+import { startTeam, type Team } from './helpers/team.js';
+
+// The server's PostgreSQL role may only append to the log. A call the log records as needing a passkey (its
+// `approval_requested` says so) and then as started, with no passkey approval before the start (a denial, or no
+// decision at all), is what that role can append without any person's authenticator: `audit verify` must name it.
+let team: Team;
+let url: string;
+const clients: Client[] = [];
+const pgEnv = () => ({ PGPASSWORD: team.db.writer.password, XDG_STATE_HOME: team.stateHome('cli') });
+
+const ofCall = (ev: ExportedEvent[], callId: string, type: string) =>
+  ev.find((e) => e.call_id === callId && e.type === type)!;
+
+/** Appends events through the store's own API, as the server's role (what a holder of its password can run). */
+async function appendAsRole(
+  sessionId: string,
+  callId: string,
+  events: { type: string; payload: Record<string, unknown> }[],
+): Promise<void> {
+  const pool = openPgPool({ url: team.db.writerUrl, env: { PGPASSWORD: team.db.writer.password } });
+  try {
+    await appendOrderedPgEvents(pool, { sessions: [sessionId], calls: [callId] }, () =>
+      events.map((e) => ({ ...e, sessionId, callId }) as PgAppendInput),
+    );
+  } finally {
+    await pool.end();
+  }
+}
+
+describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a passkey approval', () => {
+  const browser = sharedChromium();
+  let page: Page;
+  let close: () => Promise<void>;
+
+  beforeAll(async () => {
+    team = await startTeam(`${consoleConfig({ waitMs: 30_000, timeoutMs: 120_000 })}  require: passkey\n`);
+    url = (await team.start('a')).url;
+    const p = await pageWithPasskey(browser());
+    page = p.page;
+    close = () => p.context.close();
+  }, 90_000);
+  afterAll(async () => {
+    await close?.();
+    for (const c of clients) await c.close().catch(() => undefined);
+    await team?.cleanup();
+  }, 30_000);
+
+  it('names a start after a denial, and a start with no decision, of a call that needed a passkey', async () => {
+    await enrollWith(page, team.db.writerUrl, 'alice', undefined, { env: pgEnv() });
+    const client = await formlessClient(url, clients);
+
+    // One call approved with the passkey, as it should be: the log verifies, and its start and finish are the model
+    // for the forged ones.
+    const approved = echo(client, 'approved with a passkey');
+    let ev = await team.eventsWhen('the first approval to be asked', (e) =>
+      e.some((x) => x.type === 'approval_requested'),
+    );
+    const first = ev.find((e) => e.type === 'approval_requested')!.call_id!;
+    await page.goto(
+      await approvalLink(consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome('a') }), first),
+    );
+    await page.getByRole('button', { name: 'Approve once' }).click();
+    expect((await approved).isError).toBeFalsy();
+    ev = await team.events();
+    const started = ofCall(ev, first, 'tool_call_started').payload as Record<string, unknown>;
+    const finished = ofCall(ev, first, 'tool_call_finished').payload as Record<string, unknown>;
+    const ok = team.verify();
+    expect(ok.code, ok.stdout + ok.stderr).toBe(0);
+
+    // A second call, asked and waiting for the person: the role records it denied, then started and finished.
+    void echo(client, 'never approved');
+    ev = await team.eventsWhen('the second approval to be asked', (e) =>
+      e.some((x) => x.type === 'approval_requested' && x.call_id !== first),
+    );
+    const asked = ev.find((e) => e.type === 'approval_requested' && e.call_id !== first)!;
+    const second = asked.call_id!;
+    expect(asked.payload).toMatchObject({ passkey_required: true });
+    const key = (asked.payload as { approval_key: string }).approval_key;
+    await appendAsRole(asked.session_id, second, [
+      {
+        type: 'approval_decided',
+        payload: { approval_key: key, decision: 'denied', reason: 'user', channel: 'console' },
+      },
+      { type: 'tool_call_started', payload: started },
+      { type: 'tool_call_finished', payload: finished },
+    ]);
+    ev = await team.events();
+    const forgedStart = ofCall(ev, second, 'tool_call_started');
+    const denied = team.verify();
+    expect(denied.code, denied.stdout + denied.stderr).toBe(1);
+    expect(denied.stderr).toContain('chain: ok');
+    expect(denied.stderr).toContain(
+      `call ${second} (event ${forgedStart.event_id}): the call needed a passkey approval, and it was started without one`,
+    );
+
+    // A third call, asked: the role records it started with no decision at all (only its end waits for one).
+    void echo(client, 'never decided');
+    ev = await team.eventsWhen('the third approval to be asked', (e) =>
+      e.some((x) => x.type === 'approval_requested' && x.call_id !== first && x.call_id !== second),
+    );
+    const third = ev.find(
+      (e) => e.type === 'approval_requested' && e.call_id !== first && e.call_id !== second,
+    )!;
+    await appendAsRole(third.session_id, third.call_id!, [{ type: 'tool_call_started', payload: started }]);
+    ev = await team.events();
+    const undecided = team.verify();
+    expect(undecided.code, undecided.stdout + undecided.stderr).toBe(1);
+    expect(undecided.stderr).toContain(
+      `call ${third.call_id} (event ${ofCall(ev, third.call_id!, 'tool_call_started').event_id}): the call needed a passkey approval, and it was started without one`,
+    );
+  }, 180_000);
+});
