@@ -54,6 +54,20 @@ export interface PasskeyRecords {
 }
 
 const APPROVING: ReadonlySet<string> = new Set(['approved', 'approved_for_session']);
+const RUN_STATUSES: ReadonlySet<string> = new Set(['ok', 'error', 'timeout', 'sandbox_denied']);
+
+/** Whether a `tool_call_finished` says a script ran: a run's status, or anything of a process or its output. */
+function recordsRun(payload: unknown): boolean {
+  const p = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
+  return (
+    RUN_STATUSES.has(String(p.status)) ||
+    (p.exit_code !== null && p.exit_code !== undefined) ||
+    (p.stdout_sha256 !== null && p.stdout_sha256 !== undefined) ||
+    p.signal !== undefined ||
+    p.workspace_changes !== undefined ||
+    (Array.isArray(p.artifacts) && p.artifacts.length > 0)
+  );
+}
 
 /**
  * Collects the passkey records of a log from its events, fed in order (`add` per event, then `done`). Keeps only a
@@ -68,6 +82,8 @@ export function collectPasskeyRecords(): {
   const needs = new Map<string, { fourEyes: boolean }>();
   /** Calls of `needs` with an approving decision recorded (judged where it is recorded). */
   const approved = new Set<string>();
+  /** Calls of `needs` already named for running without one. */
+  const ranUnapproved = new Set<string>();
   const out: PasskeyRecords = { changes: [], approvals: [], malformed: [] };
   const bad = (e: HashedFields, reason: string) =>
     out.malformed.push({ eventId: e.event_id, callId: e.call_id, reason });
@@ -100,11 +116,19 @@ export function collectPasskeyRecords(): {
           name: r.data.name,
           ...(r.data.subject === undefined ? {} : { subject: r.data.subject }),
         });
-      } else if (e.type === 'tool_call_started' && e.call_id !== null) {
-        // Only an approval lets a call that needed a passkey start: a start after a denial, or with no decision
-        // (the log's order rules hold back only its end), is one no passkey approved.
-        if (needs.has(e.call_id) && !approved.has(e.call_id))
-          bad(e, 'the call needed a passkey approval, and it was started without one');
+      } else if (
+        (e.type === 'tool_call_started' || (e.type === 'tool_call_finished' && recordsRun(e.payload))) &&
+        e.call_id !== null
+      ) {
+        // Only an approval lets a call that needed a passkey run: a start (or an end that says it ran) after a
+        // denial, or with no decision (the log's order rules hold back only its end), is one no passkey approved.
+        if (needs.has(e.call_id) && !approved.has(e.call_id) && !ranUnapproved.has(e.call_id)) {
+          ranUnapproved.add(e.call_id);
+          bad(
+            e,
+            `the call needed a passkey approval, and it was ${e.type === 'tool_call_started' ? 'started' : 'recorded as run'} without one`,
+          );
+        }
       } else if (e.type === 'approval_decided') {
         const p = e.payload as { passkey?: { four_eyes?: unknown } | null; decision?: unknown } | null;
         const need = e.call_id === null ? undefined : needs.get(e.call_id);

@@ -56,7 +56,7 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
     await team?.cleanup();
   }, 30_000);
 
-  it('names a start after a denial, and a start with no decision, of a call that needed a passkey', async () => {
+  it('names a start after a denial, a start with no decision, and a run recorded after a denial, of a call that needed a passkey', async () => {
     await enrollWith(page, team.db.writerUrl, 'alice', undefined, { env: pgEnv() });
     const client = await formlessClient(url, clients);
 
@@ -118,6 +118,32 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
     expect(undecided.code, undecided.stdout + undecided.stderr).toBe(1);
     expect(undecided.stderr).toContain(
       `call ${third.call_id} (event ${ofCall(ev, third.call_id!, 'tool_call_started').event_id}): the call needed a passkey approval, and it was started without one`,
+    );
+
+    // A fourth: recorded denied, then finished as having run, with no start at all.
+    void echo(client, 'never run');
+    const before = new Set([first, second, third.call_id]);
+    ev = await team.eventsWhen('the fourth approval to be asked', (e) =>
+      e.some((x) => x.type === 'approval_requested' && !before.has(x.call_id)),
+    );
+    const fourth = ev.find((e) => e.type === 'approval_requested' && !before.has(e.call_id))!;
+    await appendAsRole(fourth.session_id, fourth.call_id!, [
+      {
+        type: 'approval_decided',
+        payload: {
+          approval_key: (fourth.payload as { approval_key: string }).approval_key,
+          decision: 'denied',
+          reason: 'user',
+          channel: 'console',
+        },
+      },
+      { type: 'tool_call_finished', payload: finished },
+    ]);
+    ev = await team.events();
+    const unstarted = team.verify();
+    expect(unstarted.code, unstarted.stdout + unstarted.stderr).toBe(1);
+    expect(unstarted.stderr).toContain(
+      `call ${fourth.call_id} (event ${ofCall(ev, fourth.call_id!, 'tool_call_finished').event_id}): the call needed a passkey approval, and it was recorded as run without one`,
     );
   }, 180_000);
 });
