@@ -20,6 +20,7 @@ import type { CliAudit } from './append-cli-event.js';
 import { recordApproverEvent } from './record-approver-event.js';
 
 const ENROLL_WAIT_MS = 10 * 60_000;
+const USED_UP = 'this enrolment link is used up: run skills-mcp approvers enroll again';
 
 const json = (status: number, value: unknown): RouteResponse => ({
   status,
@@ -142,6 +143,9 @@ async function enroll(
   const secret = randomBytes(24).toString('base64url');
   let origin = '';
   let enrolment: ReturnType<typeof createEnrolment> | undefined;
+  // Set once a passkey is verified on this link: from then on it enrolls nothing more (the listener closes only a
+  // moment later, and a second finish may be verifying meanwhile).
+  let spent = false;
   let done: (label: string | undefined) => void = () => {};
   const finished = new Promise<string | undefined>((resolve) => (done = resolve));
   const route = async (req: RouteRequest): Promise<RouteResponse> => {
@@ -156,6 +160,7 @@ async function enroll(
         : { status: 404, type: 'text/plain; charset=utf-8', body: 'Not found' };
     if (req.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/json')
       return json(415, { error: 'send JSON' });
+    if (spent) return json(410, { error: USED_UP });
     if (req.path === '/enroll/options') {
       enrolment = createEnrolment({ ...who, origin, enrolled: await store.list() });
       return json(200, await enrolment.options());
@@ -163,8 +168,15 @@ async function enroll(
     if (req.path === '/enroll/finish' && enrolment !== undefined) {
       try {
         const credential = await enrolment.finish(JSON.parse(req.body ?? 'null'));
-        record({ type: 'approver_enrolled', credential });
-        await store.add(credential);
+        if (spent) return json(410, { error: USED_UP });
+        spent = true;
+        try {
+          record({ type: 'approver_enrolled', credential });
+          await store.add(credential);
+        } catch (err) {
+          spent = false; // nothing was enrolled: the person may try again
+          throw err;
+        }
         // Stop once this answer has gone out (closing the listener drops the connections it holds).
         setTimeout(() => done(credential.id), 250);
         return json(200, { label });
