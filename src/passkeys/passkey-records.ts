@@ -10,6 +10,7 @@ import {
 import type { CallerRecord } from '../audit/caller-record-schema.js';
 import type { HashedFields } from '../audit/event-hash.js';
 import type { PasskeyEvidence } from '../approvals/passkey-evidence.js';
+import { createPasskeyRuns } from './passkey-runs.js';
 
 /** A passkey's enrolment or removal, as the audit log records it. */
 export interface CredentialChange {
@@ -47,28 +48,13 @@ export interface PasskeyRecords {
   approvals: PasskeyApproval[];
   /**
    * Events that should hold a passkey record but do not parse as one, or lack one: an approval of a call whose
-   * `approval_requested` says it needs a passkey (or four eyes) without that evidence, or the start of such a call
-   * with no approval before it.
+   * `approval_requested` says it needs a passkey (or four eyes) without that evidence, or a run of such a call
+   * with no approval before it, or a second one on its approval (`createPasskeyRuns`).
    */
   malformed: { eventId: number; callId: string | null; reason: string }[];
 }
 
 const APPROVING: ReadonlySet<string> = new Set(['approved', 'approved_for_session']);
-const RUN_STATUSES: ReadonlySet<string> = new Set(['ok', 'error', 'timeout', 'sandbox_denied']);
-
-/** Whether a `tool_call_finished` says a script ran: a run's status, or anything of a process or its output. */
-function recordsRun(payload: unknown): boolean {
-  const p = (typeof payload === 'object' && payload !== null ? payload : {}) as Record<string, unknown>;
-  return (
-    RUN_STATUSES.has(String(p.status)) ||
-    (p.exit_code !== null && p.exit_code !== undefined) ||
-    (p.stdout_sha256 !== null && p.stdout_sha256 !== undefined) ||
-    p.signal !== undefined ||
-    p.workspace_changes !== undefined ||
-    (Array.isArray(p.artifacts) && p.artifacts.length > 0)
-  );
-}
-
 /**
  * Collects the passkey records of a log from its events, fed in order (`add` per event, then `done`). Keeps only a
  * request's three digests (and its caller) per call, so a long log costs little.
@@ -80,10 +66,7 @@ export function collectPasskeyRecords(): {
   const requests = new Map<string, NonNullable<PasskeyApproval['request']>>();
   /** What the calls asked about need of their approval, from `approval_requested`. */
   const needs = new Map<string, { fourEyes: boolean }>();
-  /** Calls of `needs` with an approving decision recorded (judged where it is recorded). */
-  const approved = new Set<string>();
-  /** Calls of `needs` already named for running without one. */
-  const ranUnapproved = new Set<string>();
+  const runs = createPasskeyRuns();
   const out: PasskeyRecords = { changes: [], approvals: [], malformed: [] };
   const bad = (e: HashedFields, reason: string) =>
     out.malformed.push({ eventId: e.event_id, callId: e.call_id, reason });
@@ -102,7 +85,9 @@ export function collectPasskeyRecords(): {
         const r = ApprovalRequestedPayloadSchema.safeParse(e.payload);
         if (!r.success) return;
         const fourEyes = r.data.four_eyes_required === true;
-        if (r.data.passkey_required === true || fourEyes) needs.set(e.call_id, { fourEyes });
+        if (r.data.passkey_required !== true && !fourEyes) return;
+        needs.set(e.call_id, { fourEyes });
+        runs.need(e.call_id);
       } else if (e.type === 'approver_enrolled' || e.type === 'approver_removed') {
         const r = (
           e.type === 'approver_enrolled' ? ApproverEnrolledPayloadSchema : ApproverRemovedPayloadSchema
@@ -116,24 +101,14 @@ export function collectPasskeyRecords(): {
           name: r.data.name,
           ...(r.data.subject === undefined ? {} : { subject: r.data.subject }),
         });
-      } else if (
-        (e.type === 'tool_call_started' || (e.type === 'tool_call_finished' && recordsRun(e.payload))) &&
-        e.call_id !== null
-      ) {
-        // Only an approval lets a call that needed a passkey run: a start (or an end that says it ran) after a
-        // denial, or with no decision (the log's order rules hold back only its end), is one no passkey approved.
-        if (needs.has(e.call_id) && !approved.has(e.call_id) && !ranUnapproved.has(e.call_id)) {
-          ranUnapproved.add(e.call_id);
-          bad(
-            e,
-            `the call needed a passkey approval, and it was ${e.type === 'tool_call_started' ? 'started' : 'recorded as run'} without one`,
-          );
-        }
+      } else if (e.type === 'tool_call_started' || e.type === 'tool_call_finished') {
+        const reason = runs.judge(e);
+        if (reason !== undefined) bad(e, reason);
       } else if (e.type === 'approval_decided') {
         const p = e.payload as { passkey?: { four_eyes?: unknown } | null; decision?: unknown } | null;
         const need = e.call_id === null ? undefined : needs.get(e.call_id);
         if (need !== undefined && typeof p?.decision === 'string' && APPROVING.has(p.decision)) {
-          approved.add(e.call_id!);
+          runs.approve(e.call_id!);
           if (p.passkey === undefined)
             return void bad(
               e,

@@ -1,4 +1,7 @@
 import type { Client } from '@modelcontextprotocol/client';
+import pg from 'pg';
+import { canonicalJson } from '../../src/canonical-json.js';
+import { eventHash } from '../../src/audit/event-hash.js';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { appendOrderedPgEvents, type PgAppendInput } from '../../src/audit/postgres/append-pg-events.js';
@@ -38,6 +41,51 @@ async function appendAsRole(
   }
 }
 
+/**
+ * Inserts events at the head of the chain with plain SQL, as the server's role: the table's trigger checks only that
+ * each extends the chain; the per-call order rules are the server's, checked in its own transactions.
+ */
+async function insertAsRole(
+  events: { sessionId: string; callId: string; type: string; payload: Record<string, unknown> }[],
+): Promise<void> {
+  const c = new pg.Client({
+    host: team.pg.socketDir,
+    user: team.db.writer.user,
+    password: team.db.writer.password,
+    database: team.db.database,
+  });
+  await c.connect();
+  try {
+    await c.query('BEGIN');
+    const head = await c.query<{ event_id: string; hash: string }>(
+      'SELECT e.event_id::text AS event_id, e.hash FROM skills_mcp.audit_events e ORDER BY e.event_id DESC LIMIT 1',
+    );
+    let id = Number(head.rows[0]!.event_id);
+    let prev = head.rows[0]!.hash;
+    for (const e of events) {
+      id++;
+      const json = canonicalJson(e.payload);
+      const fields = {
+        event_id: id,
+        ts: Date.now(),
+        session_id: e.sessionId,
+        call_id: e.callId,
+        type: e.type,
+        payload: e.payload,
+      };
+      const hash = eventHash(prev, fields, json);
+      await c.query(
+        'INSERT INTO skills_mcp.audit_events (event_id, ts, session_id, call_id, type, payload, prev_hash, hash) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)',
+        [id, fields.ts, e.sessionId, e.callId, e.type, json, prev, hash],
+      );
+      prev = hash;
+    }
+    await c.query('COMMIT');
+  } finally {
+    await c.end();
+  }
+}
+
 describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a passkey approval', () => {
   const browser = sharedChromium();
   let page: Page;
@@ -49,6 +97,7 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
     const p = await pageWithPasskey(browser());
     page = p.page;
     close = () => p.context.close();
+    await enrollWith(page, team.db.writerUrl, 'alice', undefined, { env: pgEnv() });
   }, 90_000);
   afterAll(async () => {
     await close?.();
@@ -57,7 +106,6 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
   }, 30_000);
 
   it('names a start after a denial, a start with no decision, and a run recorded after a denial, of a call that needed a passkey', async () => {
-    await enrollWith(page, team.db.writerUrl, 'alice', undefined, { env: pgEnv() });
     const client = await formlessClient(url, clients);
 
     // One call approved with the passkey, as it should be: the log verifies, and its start and finish are the model
@@ -146,4 +194,42 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
       `call ${fourth.call_id} (event ${ofCall(ev, fourth.call_id!, 'tool_call_finished').event_id}): the call needed a passkey approval, and it was recorded as run without one`,
     );
   }, 180_000);
+
+  it('names a second run of a call that needed a passkey, on the one approval its person signed', async () => {
+    const client = await formlessClient(url, clients);
+    const before = new Set((await team.events()).map((e) => e.call_id));
+    const approved = echo(client, 'approved once, for one run');
+    let ev = await team.eventsWhen('the approval to be asked', (e) =>
+      e.some((x) => x.type === 'approval_requested' && !before.has(x.call_id)),
+    );
+    const asked = ev.find((e) => e.type === 'approval_requested' && !before.has(e.call_id))!;
+    const callId = asked.call_id!;
+    await page.goto(
+      await approvalLink(consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome('a') }), callId),
+    );
+    await page.getByRole('button', { name: 'Approve once' }).click();
+    expect((await approved).isError).toBeFalsy();
+    ev = await team.events();
+    const started = ofCall(ev, callId, 'tool_call_started');
+    const finished = ofCall(ev, callId, 'tool_call_finished');
+    const clean = team.verify();
+    expect(clean.stderr, clean.stdout + clean.stderr).not.toContain(`call ${callId} `);
+
+    // The role records the call as run a second time: one signed approval, two runs.
+    await insertAsRole(
+      [started, finished].map((e) => ({
+        sessionId: e.session_id,
+        callId,
+        type: e.type,
+        payload: e.payload as Record<string, unknown>,
+      })),
+    );
+    ev = await team.events();
+    const again = ev.filter((e) => e.call_id === callId && e.type === 'tool_call_started')[1]!;
+    const twice = team.verify();
+    expect(twice.code, twice.stdout + twice.stderr).toBe(1);
+    expect(twice.stderr).toContain(
+      `call ${callId} (event ${again.event_id}): the call needed a passkey approval, and it was started again on its one approval`,
+    );
+  }, 120_000);
 });
