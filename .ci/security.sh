@@ -44,8 +44,13 @@ rm -rf "$USER_HOME/repo"
 mkdir -p "$USER_HOME/repo"
 tar -C "$REPO" --exclude=./.git -cf - . | tar -C "$USER_HOME/repo" -xf -
 chown -R "$CI_USER:" "$USER_HOME/repo"
+# The Node running this script, first on the user's PATH when it is not a system one (.ci/on-node.sh's Node 22 or 24,
+# in a folder every user can read): the tree's better-sqlite3 was built for it, not for /usr/bin/node.
+user_path=/usr/local/bin:/usr/bin:/bin
+node_dir="$(dirname "$(command -v node)")"
+case ":$user_path:" in *":$node_dir:"*) ;; *) user_path="$node_dir:$user_path" ;; esac
 run "server as ordinary user ${CI_USER}" \
-  runuser -u "$CI_USER" -- env -i HOME="$USER_HOME" PATH=/usr/local/bin:/usr/bin:/bin LANG=C.UTF-8 \
+  runuser -u "$CI_USER" -- env -i HOME="$USER_HOME" PATH="$user_path" LANG=C.UTF-8 \
   bash -c 'cd "$HOME/repo" && npm run --silent test:security'
 
 run "adapter forced unavailable" env SKILLS_MCP_TEST_FORCE_NO_SANDBOX=1 npm run --silent test:security
