@@ -55,6 +55,7 @@ export interface PasskeyRecords {
 }
 
 const APPROVING: ReadonlySet<string> = new Set(['approved', 'approved_for_session']);
+
 /**
  * Collects the passkey records of a log from its events, fed in order (`add` per event, then `done`). Keeps only a
  * request's three digests (and its caller) per call, so a long log costs little.

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openPgAuditLog, type PgAuditLog } from '../../src/audit/postgres/open-pg-audit-log.js';
 import type { PgAppendInput } from '../../src/audit/postgres/append-pg-events.js';
@@ -24,18 +24,8 @@ const call = (sessionId: string, callId: string): PgAppendInput[] => [
   { type: 'tool_call_requested', sessionId, callId, payload: requested() },
   { type: 'tool_call_finished', sessionId, callId, payload: finished() },
 ];
-const as = async <T>(
-  role: { user: string; password: string },
-  fn: (c: pg.Client) => Promise<T>,
-): Promise<T> => {
-  const c = new pg.Client({ host: server.socketDir, ...role, database: db.database });
-  await c.connect();
-  try {
-    return await fn(c);
-  } finally {
-    await c.end();
-  }
-};
+const as = <T>(role: { user: string; password: string }, fn: (c: pg.Client) => Promise<T>): Promise<T> =>
+  server.as(role, db.database, fn);
 const sqlError = (p: Promise<unknown>) =>
   p.then(
     () => 'no error',

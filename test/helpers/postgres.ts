@@ -43,6 +43,12 @@ export interface TestPostgres {
   logFile: string;
   /** Runs SQL as the superuser `postgres` (connections from this test only: trust on its private socket). */
   superuser<T>(database: string, fn: (c: pg.Client) => Promise<T>): Promise<T>;
+  /** Runs SQL as a role with its password (the server's INSERT-only role, say: what a holder of it can do). */
+  as<T>(
+    role: { user: string; password: string },
+    database: string,
+    fn: (c: pg.Client) => Promise<T>,
+  ): Promise<T>;
   /** `postgres://USER@/DATABASE?host=SOCKET`: no password in it. */
   url(user: string, database: string): string;
   start(): void;
@@ -170,15 +176,8 @@ export function startTestPostgres(): TestPostgres {
     dataDir,
     logFile,
     url,
-    async superuser(database, fn) {
-      const c = new pg.Client({ host: t.dir, user: 'postgres', database });
-      await c.connect();
-      try {
-        return await fn(c);
-      } finally {
-        await c.end();
-      }
-    },
+    superuser: (database, fn) => connected({ host: t.dir, user: 'postgres', database }, fn),
+    as: (role, database, fn) => connected({ host: t.dir, ...role, database }, fn),
     start() {
       start();
       running = true;
@@ -189,6 +188,16 @@ export function startTestPostgres(): TestPostgres {
       t.cleanup();
     },
   };
+}
+
+async function connected<T>(config: pg.ClientConfig, fn: (c: pg.Client) => Promise<T>): Promise<T> {
+  const c = new pg.Client(config);
+  await c.connect();
+  try {
+    return await fn(c);
+  } finally {
+    await c.end();
+  }
 }
 
 /** The audit database of a test: its owner, the server's INSERT-only role, and their passwords. */
@@ -211,12 +220,6 @@ export async function createAuditDb(server: TestPostgres, database = 'skills_mcp
     await c.query(`REVOKE ALL ON DATABASE ${database} FROM PUBLIC`);
     await c.query(`GRANT CONNECT ON DATABASE ${database} TO ${writer.user}`);
   });
-  const c = new pg.Client({ host: server.socketDir, user: owner.user, password: owner.password, database });
-  await c.connect();
-  try {
-    await migratePgAudit(c, { writer: writer.user });
-  } finally {
-    await c.end();
-  }
+  await server.as(owner, database, (c) => migratePgAudit(c, { writer: writer.user }));
   return { database, owner, writer, writerUrl: server.url(writer.user, database) };
 }

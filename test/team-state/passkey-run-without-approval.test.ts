@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import { canonicalJson } from '../../src/canonical-json.js';
 import { eventHash } from '../../src/audit/event-hash.js';
 import type { Page } from 'playwright-core';
@@ -11,6 +10,7 @@ import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
 import { consoleBase } from '../console/helpers/console-server.js';
 import { enrollWith, pageWithPasskey } from '../passkeys/helpers/passkey-browser.js';
 import { approvalLink } from '../team/helpers/shared-audit.js';
+import { createAskedCall } from './helpers/create-asked-call.js';
 import { consoleConfig, echo, formlessClient } from './helpers/formless-client.js';
 import { startTeam, type Team } from './helpers/team.js';
 
@@ -24,6 +24,13 @@ const pgEnv = () => ({ PGPASSWORD: team.db.writer.password, XDG_STATE_HOME: team
 
 const ofCall = (ev: ExportedEvent[], callId: string, type: string) =>
   ev.find((e) => e.call_id === callId && e.type === type)!;
+
+/** The `approval_requested` of the next call asked (calls are made one after the other). */
+const nextCall = createAskedCall(() => team.events());
+const nextAsked = async () => {
+  const callId = await nextCall();
+  return ofCall(await team.events(), callId, 'approval_requested');
+};
 
 /** Appends events through the store's own API, as the server's role (what a holder of its password can run). */
 async function appendAsRole(
@@ -48,14 +55,7 @@ async function appendAsRole(
 async function insertAsRole(
   events: { sessionId: string; callId: string; type: string; payload: Record<string, unknown> }[],
 ): Promise<void> {
-  const c = new pg.Client({
-    host: team.pg.socketDir,
-    user: team.db.writer.user,
-    password: team.db.writer.password,
-    database: team.db.database,
-  });
-  await c.connect();
-  try {
+  await team.pg.as(team.db.writer, team.db.database, async (c) => {
     await c.query('BEGIN');
     const head = await c.query<{ event_id: string; hash: string }>(
       'SELECT e.event_id::text AS event_id, e.hash FROM skills_mcp.audit_events e ORDER BY e.event_id DESC LIMIT 1',
@@ -81,9 +81,7 @@ async function insertAsRole(
       prev = hash;
     }
     await c.query('COMMIT');
-  } finally {
-    await c.end();
-  }
+  });
 }
 
 describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a passkey approval', () => {
@@ -111,16 +109,13 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
     // One call approved with the passkey, as it should be: the log verifies, and its start and finish are the model
     // for the forged ones.
     const approved = echo(client, 'approved with a passkey');
-    let ev = await team.eventsWhen('the first approval to be asked', (e) =>
-      e.some((x) => x.type === 'approval_requested'),
-    );
-    const first = ev.find((e) => e.type === 'approval_requested')!.call_id!;
+    const first = (await nextAsked()).call_id!;
     await page.goto(
       await approvalLink(consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome('a') }), first),
     );
     await page.getByRole('button', { name: 'Approve once' }).click();
     expect((await approved).isError).toBeFalsy();
-    ev = await team.events();
+    let ev = await team.events();
     const started = ofCall(ev, first, 'tool_call_started').payload as Record<string, unknown>;
     const finished = ofCall(ev, first, 'tool_call_finished').payload as Record<string, unknown>;
     const ok = team.verify();
@@ -128,10 +123,7 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
 
     // A second call, asked and waiting for the person: the role records it denied, then started and finished.
     void echo(client, 'never approved');
-    ev = await team.eventsWhen('the second approval to be asked', (e) =>
-      e.some((x) => x.type === 'approval_requested' && x.call_id !== first),
-    );
-    const asked = ev.find((e) => e.type === 'approval_requested' && e.call_id !== first)!;
+    const asked = await nextAsked();
     const second = asked.call_id!;
     expect(asked.payload).toMatchObject({ passkey_required: true });
     const key = (asked.payload as { approval_key: string }).approval_key;
@@ -154,12 +146,7 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
 
     // A third call, asked: the role records it started with no decision at all (only its end waits for one).
     void echo(client, 'never decided');
-    ev = await team.eventsWhen('the third approval to be asked', (e) =>
-      e.some((x) => x.type === 'approval_requested' && x.call_id !== first && x.call_id !== second),
-    );
-    const third = ev.find(
-      (e) => e.type === 'approval_requested' && e.call_id !== first && e.call_id !== second,
-    )!;
+    const third = await nextAsked();
     await appendAsRole(third.session_id, third.call_id!, [{ type: 'tool_call_started', payload: started }]);
     ev = await team.events();
     const undecided = team.verify();
@@ -170,11 +157,7 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
 
     // A fourth: recorded denied, then finished as having run, with no start at all.
     void echo(client, 'never run');
-    const before = new Set([first, second, third.call_id]);
-    ev = await team.eventsWhen('the fourth approval to be asked', (e) =>
-      e.some((x) => x.type === 'approval_requested' && !before.has(x.call_id)),
-    );
-    const fourth = ev.find((e) => e.type === 'approval_requested' && !before.has(e.call_id))!;
+    const fourth = await nextAsked();
     await appendAsRole(fourth.session_id, fourth.call_id!, [
       {
         type: 'approval_decided',
@@ -197,19 +180,14 @@ describe.skipIf(!HAS_CHROMIUM)('audit verify of a passkey call started without a
 
   it('names a second run of a call that needed a passkey, on the one approval its person signed', async () => {
     const client = await formlessClient(url, clients);
-    const before = new Set((await team.events()).map((e) => e.call_id));
     const approved = echo(client, 'approved once, for one run');
-    let ev = await team.eventsWhen('the approval to be asked', (e) =>
-      e.some((x) => x.type === 'approval_requested' && !before.has(x.call_id)),
-    );
-    const asked = ev.find((e) => e.type === 'approval_requested' && !before.has(e.call_id))!;
-    const callId = asked.call_id!;
+    const callId = (await nextAsked()).call_id!;
     await page.goto(
       await approvalLink(consoleBase(team.db.writerUrl, { XDG_STATE_HOME: team.stateHome('a') }), callId),
     );
     await page.getByRole('button', { name: 'Approve once' }).click();
     expect((await approved).isError).toBeFalsy();
-    ev = await team.events();
+    let ev = await team.events();
     const started = ofCall(ev, callId, 'tool_call_started');
     const finished = ofCall(ev, callId, 'tool_call_finished');
     const clean = team.verify();

@@ -1,5 +1,4 @@
 import type { Client } from '@modelcontextprotocol/client';
-import pg from 'pg';
 import type { Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { HAS_CHROMIUM, sharedChromium } from '../console/helpers/browser.js';
@@ -19,20 +18,8 @@ const clients: Client[] = [];
 const pgEnv = () => ({ PGPASSWORD: team.db.writer.password, XDG_STATE_HOME: team.stateHome('cli') });
 
 /** SQL as the server's own database role (what a holder of its password can do). */
-async function asWriter(sql: string, values: unknown[] = []): Promise<void> {
-  const c = new pg.Client({
-    host: team.pg.socketDir,
-    user: team.db.writer.user,
-    password: team.db.writer.password,
-    database: team.db.database,
-  });
-  await c.connect();
-  try {
-    await c.query(sql, values);
-  } finally {
-    await c.end();
-  }
-}
+const asWriter = (sql: string, values: unknown[] = []) =>
+  team.pg.as(team.db.writer, team.db.database, (c) => c.query(sql, values));
 
 describe.skipIf(!HAS_CHROMIUM)('audit verify of passkey approvals on a PostgreSQL log', () => {
   const browser = sharedChromium();
